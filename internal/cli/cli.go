@@ -1,0 +1,340 @@
+// Package cli is the command line of tmux-mcp: flags and environment into a
+// configuration, and the subcommands (serve, call, tools, doctor). It is a
+// package rather than code in main so tests can run every subcommand
+// in-process.
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/server"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+// version is set at build time with -ldflags "-X .../internal/cli.version=v1.2.3";
+// otherwise the module version from the build info is used.
+var version = ""
+
+// Version returns the version string.
+func Version() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+const usage = `tmux-mcp: a Model Context Protocol server for tmux.
+
+Usage:
+  tmux-mcp [flags]                     serve MCP over stdio (what MCP clients launch)
+  tmux-mcp [flags] call TOOL ['JSON']  run one tool in-process and print its result as JSON
+  tmux-mcp [flags] tools               list the tools visible at the configured tier
+  tmux-mcp [flags] doctor              check tmux, the socket, the caller and the configuration
+  tmux-mcp --version | --help
+
+Register with a client, for example Claude Code:
+  claude mcp add tmux -- tmux-mcp
+
+Flags (each overrides its environment variable):
+`
+
+// Main runs the command line and returns the exit status.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv config.Getenv) int {
+	cfg, warns, err := config.FromEnv(getenv)
+	if err != nil {
+		fmt.Fprintln(stderr, "tmux-mcp:", err)
+		return 2
+	}
+	fs := flag.NewFlagSet("tmux-mcp", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var (
+		showVersion bool
+		safety      string
+		waitMax     string
+		suppress    string
+		toolsets    string
+	)
+	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
+	fs.StringVar(&cfg.SocketName, "socket", cfg.SocketName, "tmux socket name, tmux -L (TMUX_MCP_SOCKET)")
+	fs.StringVar(&cfg.SocketPath, "socket-path", cfg.SocketPath, "tmux socket path, tmux -S (TMUX_MCP_SOCKET_PATH)")
+	fs.StringVar(&cfg.TmuxBin, "tmux-bin", cfg.TmuxBin, "tmux binary (TMUX_MCP_TMUX_BIN)")
+	fs.StringVar(&safety, "safety", "", "safety tier: readonly, mutating or destructive (TMUX_MCP_SAFETY)")
+	fs.StringVar(&waitMax, "wait-max-seconds", "", "ceiling for waits, 1 to 120 (TMUX_MCP_WAIT_MAX_SECONDS)")
+	fs.StringVar(&suppress, "suppress-history", "", "default of run_command's suppress_history: 0 or 1 (TMUX_MCP_SUPPRESS_HISTORY)")
+	fs.StringVar(&cfg.AuditLog, "audit-log", cfg.AuditLog, "append the audit log to this file (TMUX_MCP_AUDIT_LOG)")
+	fs.StringVar(&toolsets, "toolsets", "", "comma-separated toolsets to expose, default all (TMUX_MCP_TOOLSETS)")
+	fs.Usage = func() {
+		fmt.Fprint(stderr, usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	if showVersion {
+		fmt.Fprintln(stdout, "tmux-mcp", Version())
+		return 0
+	}
+	if safety != "" {
+		t, ok := config.ParseTier(safety)
+		if !ok {
+			warns = append(warns, "--safety is not one of readonly, mutating, destructive; using readonly")
+			t = config.Readonly
+		}
+		cfg.Safety = t
+	}
+	if waitMax != "" {
+		f, w := config.ParseWaitMax(waitMax, "--wait-max-seconds")
+		cfg.WaitMax = f
+		if w != "" {
+			warns = append(warns, w)
+		}
+	}
+	if suppress != "" {
+		switch suppress {
+		case "0":
+			cfg.SuppressHistory = false
+		case "1":
+			cfg.SuppressHistory = true
+		default:
+			fmt.Fprintln(stderr, "tmux-mcp: --suppress-history must be 0 or 1")
+			return 2
+		}
+	}
+	if toolsets != "" {
+		cfg.Toolsets = config.SplitList(toolsets)
+	}
+
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	for _, w := range warns {
+		logger.Warn(string(w))
+	}
+	server.Version = Version()
+	srv, err := server.New(cfg, server.Options{Logger: logger})
+	if err != nil {
+		fmt.Fprintln(stderr, "tmux-mcp:", err)
+		return 2
+	}
+
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return serve(ctx, srv, stdin, stdout, logger)
+	}
+	switch rest[0] {
+	case "serve":
+		return serve(ctx, srv, stdin, stdout, logger)
+	case "call":
+		return call(ctx, srv, rest[1:], stdout, stderr)
+	case "tools":
+		return listTools(srv, stdout)
+	case "doctor":
+		return doctor(ctx, cfg, stdout)
+	case "help":
+		fs.Usage()
+		return 0
+	}
+	fmt.Fprintf(stderr, "tmux-mcp: unknown subcommand %q\n", rest[0])
+	fs.Usage()
+	return 2
+}
+
+// serve speaks MCP on stdin/stdout until the client closes stdin or a
+// signal arrives. Requests already received are answered first.
+func serve(ctx context.Context, srv *server.Server, stdin io.Reader, stdout io.Writer, logger *slog.Logger) int {
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		logger.Info("tmux-mcp speaks MCP on stdin/stdout; an MCP client should start it. Try `tmux-mcp doctor` or `tmux-mcp --help`.")
+	}
+	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
+	err := srv.MCP().Run(ctx, t)
+	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && !strings.Contains(err.Error(), "closed") {
+		logger.Error("server stopped", "error", err)
+		return 1
+	}
+	return 0
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// call runs one tool and prints its result; a tool error exits 1.
+func call(ctx context.Context, srv *server.Server, args []string, stdout, stderr io.Writer) int {
+	if len(args) < 1 || len(args) > 2 {
+		fmt.Fprintln(stderr, "usage: tmux-mcp call TOOL ['{\"json\":\"arguments\"}']")
+		return 2
+	}
+	raw := json.RawMessage("{}")
+	if len(args) == 2 {
+		if !json.Valid([]byte(args[1])) {
+			fmt.Fprintln(stderr, "tmux-mcp: the arguments are not valid JSON")
+			return 2
+		}
+		raw = json.RawMessage(args[1])
+	}
+	ctx, cancel := context.WithTimeout(ctx, 150*time.Second)
+	defer cancel()
+	res, err := srv.CallTool(ctx, args[0], raw)
+	if err != nil {
+		fmt.Fprintln(stderr, "tmux-mcp:", err)
+		return 1
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(res)
+	if res.IsError {
+		return 1
+	}
+	return 0
+}
+
+func listTools(srv *server.Server, stdout io.Writer) int {
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "TOOL\tTIER\tTOOLSET\tPURPOSE\n")
+	for _, t := range srv.Visible() {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Tier, t.Toolset, firstSentence(t.Description))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(stdout, "\n%d tools visible at the %s tier.\n", len(srv.Visible()), srv.Config().Safety)
+	return 0
+}
+
+func firstSentence(s string) string {
+	if i := strings.Index(s, ". "); i >= 0 {
+		s = s[:i+1]
+	}
+	if len(s) > 100 {
+		s = s[:97] + "..."
+	}
+	return s
+}
+
+// doctor reports what a person needs to know to get the server working.
+func doctor(ctx context.Context, cfg config.Config, stdout io.Writer) int {
+	ok := true
+	say := func(label, format string, args ...any) {
+		fmt.Fprintf(stdout, "%-16s %s\n", label+":", fmt.Sprintf(format, args...))
+	}
+	fmt.Fprintf(stdout, "tmux-mcp %s\n\n", Version())
+	bin, err := exec.LookPath(cfg.TmuxBin)
+	if err != nil {
+		say("tmux", "NOT FOUND (%s): install tmux 3.2 or newer, or set TMUX_MCP_TMUX_BIN", cfg.TmuxBin)
+		return 1
+	}
+	out, err := exec.CommandContext(ctx, bin, "-V").Output()
+	ver := strings.TrimSpace(string(out))
+	if err != nil {
+		say("tmux", "%s does not run: %v", bin, err)
+		return 1
+	}
+	if tooOld(ver) {
+		say("tmux", "%s (%s): too old, tmux-mcp needs tmux 3.2 or newer", ver, bin)
+		ok = false
+	} else {
+		say("tmux", "%s (%s)", ver, bin)
+	}
+	sock := tmux.Socket{Name: cfg.SocketName, Path: cfg.SocketPath}
+	switch {
+	case cfg.SocketPath != "":
+		say("socket", "path %s (TMUX_MCP_SOCKET_PATH)", cfg.SocketPath)
+	case cfg.SocketName != "":
+		say("socket", "name %s, i.e. %s (TMUX_MCP_SOCKET)", cfg.SocketName, filepath.Join(cfg.SocketDir(), cfg.SocketName))
+	case cfg.Caller.SocketPath != "":
+		say("socket", "tmux's default, which inside tmux is the caller's server: %s", cfg.Caller.SocketPath)
+	default:
+		say("socket", "tmux's default: %s", filepath.Join(cfg.SocketDir(), "default"))
+	}
+	cl := tmux.NewExecClient(bin)
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	rows, err := cl.Rows(cctx, sock, tmux.Command{"list-sessions"}, []string{"session_name", "pid"})
+	switch {
+	case err == nil:
+		pid := ""
+		if len(rows) > 0 {
+			pid = rows[0]["pid"]
+		}
+		say("server", "running (pid %s), %d session(s)", pid, len(rows))
+	case errors.Is(err, tmux.ErrNoServer):
+		say("server", "not running on this socket (tools that create sessions will start one)")
+	default:
+		say("server", "error: %v", err)
+	}
+	if cfg.Caller.InTmux() {
+		say("caller", "inside tmux: pane %s, socket %s", orDash(cfg.Caller.PaneID), orDash(cfg.Caller.SocketPath))
+	} else {
+		say("caller", "not inside tmux (TMUX and TMUX_PANE unset)")
+	}
+	say("safety", "%s", cfg.Safety)
+	say("wait ceiling", "%gs", cfg.WaitMax)
+	say("history", "run_command suppresses shell history by default: %v", cfg.SuppressHistory)
+	if cfg.AuditLog != "" {
+		say("audit log", "%s", cfg.AuditLog)
+	} else {
+		say("audit log", "stderr")
+	}
+	if len(cfg.Toolsets) > 0 {
+		say("toolsets", "%s", strings.Join(cfg.Toolsets, ","))
+	} else {
+		say("toolsets", "all")
+	}
+	self, _ := os.Executable()
+	fmt.Fprintf(stdout, "\nRegister it with a client, for example:\n  claude mcp add tmux -- %s\n  codex mcp add tmux -- %s\n", self, self)
+	if !ok {
+		return 1
+	}
+	return 0
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// tooOld reports a tmux older than 3.2 ("tmux 3.1c", "tmux next-3.4" is new).
+func tooOld(v string) bool {
+	f := strings.Fields(v)
+	if len(f) < 2 {
+		return true
+	}
+	num := strings.TrimPrefix(f[1], "next-")
+	end := 0
+	for end < len(num) && (num[end] == '.' || num[end] >= '0' && num[end] <= '9') {
+		end++
+	}
+	major, minor, _ := strings.Cut(num[:end], ".")
+	ma, err1 := strconv.Atoi(major)
+	mi, _ := strconv.Atoi(minor)
+	if err1 != nil {
+		return false // "tmux master" and the like: assume new
+	}
+	return ma < 3 || ma == 3 && mi < 2
+}

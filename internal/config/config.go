@@ -1,0 +1,205 @@
+// Package config turns flags and environment into the server's settings.
+// Every variable has our name (TMUX_MCP_*) and, where the reference server
+// had one, falls back to the reference's name (LIBTMUX_*), so existing client
+// configurations keep working. Invalid values fail closed, and no message
+// ever repeats a value, since environment blocks often carry secrets.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Tier is a safety tier. A tool is visible when its tier is at most the
+// configured one. The zero value is deliberately invalid so that a tool that
+// forgot to declare its tier cannot register.
+type Tier int
+
+const (
+	Readonly Tier = iota + 1
+	Mutating
+	Destructive
+)
+
+func (t Tier) String() string {
+	switch t {
+	case Readonly:
+		return "readonly"
+	case Mutating:
+		return "mutating"
+	case Destructive:
+		return "destructive"
+	}
+	return "unset"
+}
+
+// ParseTier reads a tier name.
+func ParseTier(s string) (Tier, bool) {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "readonly":
+		return Readonly, true
+	case "mutating":
+		return Mutating, true
+	case "destructive":
+		return Destructive, true
+	}
+	return 0, false
+}
+
+// Wait ceiling bounds, in seconds (contract 5.1).
+const (
+	DefaultWaitMax = 30.0
+	MinWaitMax     = 1.0
+	MaxWaitMax     = 120.0
+)
+
+// Caller is where this process runs when it was started inside tmux, read
+// from TMUX ("socket,pid,session") and TMUX_PANE ("%N").
+type Caller struct {
+	SocketPath string // empty when TMUX is unset
+	ServerPID  string
+	PaneID     string // empty when TMUX_PANE is unset
+}
+
+// InTmux reports whether either variable was set.
+func (c Caller) InTmux() bool { return c.SocketPath != "" || c.PaneID != "" }
+
+// ParseCaller reads the caller identity, tolerating garbage.
+func ParseCaller(tmuxVar, paneVar string) Caller {
+	var c Caller
+	if tmuxVar != "" {
+		parts := strings.SplitN(tmuxVar, ",", 3)
+		c.SocketPath = parts[0]
+		if len(parts) > 1 {
+			c.ServerPID = parts[1]
+		}
+	}
+	if p := strings.TrimSpace(paneVar); len(p) > 1 && p[0] == '%' {
+		if _, err := strconv.Atoi(p[1:]); err == nil {
+			c.PaneID = p
+		}
+	}
+	return c
+}
+
+// Config is the effective configuration.
+type Config struct {
+	SocketName      string
+	SocketPath      string
+	TmuxBin         string
+	Safety          Tier
+	WaitMax         float64 // seconds, clamped to [MinWaitMax, MaxWaitMax]
+	SuppressHistory bool
+	AuditLog        string
+	Toolsets        []string // empty: all
+	Caller          Caller
+	TmuxTmpdir      string
+}
+
+// Warning is a problem with a setting that was handled by falling back.
+type Warning string
+
+// ErrInvalid is returned for a setting that must stop start-up.
+var ErrInvalid = errors.New("invalid configuration")
+
+// Getenv is how the loader reads the environment (os.Getenv in production).
+type Getenv func(string) string
+
+// lookup returns our variable, else the reference's, and which name was used.
+func lookup(env Getenv, ours, theirs string) (string, string) {
+	if v := env(ours); v != "" {
+		return v, ours
+	}
+	if theirs != "" {
+		if v := env(theirs); v != "" {
+			return v, theirs
+		}
+	}
+	return "", ours
+}
+
+// FromEnv builds the configuration from the environment. Flags applied later
+// override it (see Apply).
+func FromEnv(env Getenv) (Config, []Warning, error) {
+	var warns []Warning
+	c := Config{Safety: Mutating, WaitMax: DefaultWaitMax, SuppressHistory: true, TmuxBin: "tmux"}
+	c.SocketName, _ = lookup(env, "TMUX_MCP_SOCKET", "LIBTMUX_SOCKET")
+	c.SocketPath, _ = lookup(env, "TMUX_MCP_SOCKET_PATH", "LIBTMUX_SOCKET_PATH")
+	if v, _ := lookup(env, "TMUX_MCP_TMUX_BIN", "LIBTMUX_TMUX_BIN"); v != "" {
+		c.TmuxBin = v
+	}
+	if v, name := lookup(env, "TMUX_MCP_SAFETY", "LIBTMUX_SAFETY"); v != "" {
+		t, ok := ParseTier(v)
+		if !ok {
+			warns = append(warns, Warning(name+" is not one of readonly, mutating, destructive; using readonly"))
+			t = Readonly
+		}
+		c.Safety = t
+	}
+	if v, name := lookup(env, "TMUX_MCP_WAIT_MAX_SECONDS", "LIBTMUX_MCP_WAIT_MAX_SECONDS"); v != "" {
+		f, w := ParseWaitMax(v, name)
+		c.WaitMax = f
+		if w != "" {
+			warns = append(warns, w)
+		}
+	}
+	if v, name := lookup(env, "TMUX_MCP_SUPPRESS_HISTORY", "LIBTMUX_SUPPRESS_HISTORY"); v != "" {
+		switch strings.TrimSpace(v) {
+		case "1":
+			c.SuppressHistory = true
+		case "0":
+			c.SuppressHistory = false
+		default:
+			return c, warns, fmt.Errorf("%w: %s must be 0 or 1", ErrInvalid, name)
+		}
+	}
+	c.AuditLog = env("TMUX_MCP_AUDIT_LOG")
+	if v := env("TMUX_MCP_TOOLSETS"); v != "" {
+		c.Toolsets = SplitList(v)
+	}
+	c.Caller = ParseCaller(env("TMUX"), env("TMUX_PANE"))
+	c.TmuxTmpdir = env("TMUX_TMPDIR")
+	return c, warns, nil
+}
+
+// ParseWaitMax parses a wait ceiling: non-numeric or non-finite falls back to
+// the default, out-of-range is clamped; both warn (clamp, never reject).
+func ParseWaitMax(v, name string) (float64, Warning) {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+		return DefaultWaitMax, Warning(fmt.Sprintf("%s is not a finite number; using %g", name, DefaultWaitMax))
+	}
+	if f < MinWaitMax {
+		return MinWaitMax, Warning(fmt.Sprintf("%s is below %g; clamped", name, MinWaitMax))
+	}
+	if f > MaxWaitMax {
+		return MaxWaitMax, Warning(fmt.Sprintf("%s is above %g; clamped", name, MaxWaitMax))
+	}
+	return f, ""
+}
+
+// SplitList splits a comma-separated list, dropping blanks.
+func SplitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// SocketDir is where tmux keeps sockets for this user: $TMUX_TMPDIR (or
+// /tmp) plus tmux-<euid>.
+func (c Config) SocketDir() string {
+	dir := c.TmuxTmpdir
+	if dir == "" {
+		dir = "/tmp"
+	}
+	return filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Geteuid()))
+}

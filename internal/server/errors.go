@@ -1,0 +1,114 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+// ToolError is an error a tool reports to the agent as is: the message, a
+// type name the agent (and the audit log) can branch on, whether it was an
+// expected outcome of bad input rather than a fault, and a recovery hint.
+type ToolError struct {
+	Msg        string
+	Type       string
+	Expected   bool
+	Suggestion string
+	Err        error // cause, for errors.Is/As
+}
+
+func (e *ToolError) Error() string { return e.Msg }
+func (e *ToolError) Unwrap() error { return e.Err }
+
+// expectedf builds an expected error: the agent asked for something that
+// cannot be done as asked.
+func expectedf(format string, args ...any) *ToolError {
+	return &ToolError{Msg: fmt.Sprintf(format, args...), Type: "ExpectedToolError", Expected: true}
+}
+
+// hint is the discovery tool that lists valid targets of each kind.
+var hint = map[string]string{
+	"session": "Call list_sessions to discover valid session names and ids.",
+	"window":  "Call list_windows to discover valid window ids.",
+	"pane":    "Call list_panes to discover valid pane ids.",
+	"buffer":  "Buffers are only those returned by load_buffer in this server process.",
+	"":        "Call list_sessions / list_windows / list_panes to discover valid ids.",
+}
+
+// toToolError maps any error a tool returns to what the agent sees.
+func toToolError(err error) *ToolError {
+	var te *ToolError
+	if errors.As(err, &te) {
+		return te
+	}
+	var nf *tmux.NotFoundError
+	switch {
+	case errors.As(err, &nf):
+		typ := "ObjectDoesNotExist"
+		if nf.What == "pane" {
+			typ = "PaneNotFound"
+		}
+		return &ToolError{Msg: capitalize(nf.Error()), Type: typ, Expected: true, Suggestion: hint[nf.What], Err: err}
+	case errors.Is(err, tmux.ErrBadID):
+		return &ToolError{Msg: err.Error(), Type: "ExpectedToolError", Expected: true, Suggestion: hint[""], Err: err}
+	case errors.Is(err, tmux.ErrTmuxMissing):
+		return &ToolError{Msg: "tmux binary not found. Ensure tmux is installed and in PATH, or set TMUX_MCP_TMUX_BIN.", Type: "TmuxCommandNotFound", Err: err}
+	case errors.Is(err, tmux.ErrNoServer):
+		return &ToolError{Msg: "tmux error: no tmux server is running on this socket", Type: "TmuxServerNotRunning", Expected: true,
+			Suggestion: "Call list_servers to find running servers, or create_session to start one.", Err: err}
+	case errors.Is(err, tmux.ErrNotFound):
+		return &ToolError{Msg: "Object not found: " + err.Error(), Type: "ObjectDoesNotExist", Expected: true, Suggestion: hint[""], Err: err}
+	case errors.Is(err, tmux.ErrAmbiguous):
+		return &ToolError{Msg: "Ambiguous target: " + err.Error(), Type: "MultipleObjectsReturned", Expected: true,
+			Suggestion: "A window linked into several sessions is listed once per session; target panes and windows by id (%N, @N).", Err: err}
+	case errors.Is(err, tmux.ErrTimeout), errors.Is(err, context.DeadlineExceeded):
+		return &ToolError{Msg: "tmux error: " + err.Error(), Type: "TmuxTimeout", Err: err}
+	case errors.Is(err, context.Canceled):
+		return &ToolError{Msg: "cancelled", Type: "Cancelled", Expected: true, Err: err}
+	}
+	var ce *tmux.CommandError
+	if errors.As(err, &ce) {
+		return &ToolError{Msg: "tmux error: " + ce.Error(), Type: "LibTmuxException", Expected: true, Err: err}
+	}
+	return &ToolError{Msg: fmt.Sprintf("Unexpected error: %v", err), Type: "InternalError", Err: err}
+}
+
+func capitalize(s string) string {
+	if s == "" || s[0] < 'a' || s[0] > 'z' {
+		return s
+	}
+	return string(s[0]-'a'+'A') + s[1:]
+}
+
+// errorResult renders a ToolError as an isError result carrying the
+// structured _meta of contract 4.5.
+func errorResult(te *ToolError) *mcp.CallToolResult {
+	text := te.Msg
+	meta := mcp.Meta{"error_type": te.Type, "expected": te.Expected}
+	if te.Suggestion != "" {
+		text += "\n" + te.Suggestion
+		meta["suggestion"] = te.Suggestion
+	}
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: text}}, Meta: meta}
+}
+
+// retryable reports whether a read-only call may be tried once more: only a
+// tmux failure that could be transient, never a missing or ambiguous
+// object, a missing binary, bad input or a dead server.
+func retryable(err error) bool {
+	var te *ToolError
+	if errors.As(err, &te) && te.Err == nil {
+		return false
+	}
+	for _, permanent := range []error{tmux.ErrNotFound, tmux.ErrAmbiguous, tmux.ErrTmuxMissing, tmux.ErrNoServer, tmux.ErrBadID, context.Canceled} {
+		if errors.Is(err, permanent) {
+			return false
+		}
+	}
+	var ce *tmux.CommandError
+	return errors.As(err, &ce) || errors.Is(err, tmux.ErrTimeout)
+}

@@ -1,0 +1,180 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
+)
+
+// env is one test's isolated tmux server plus an MCP client session talking
+// to a tmux-mcp server pointed at it (by configured socket name, as a user
+// would set TMUX_MCP_SOCKET).
+type env struct {
+	t    *testing.T
+	tmux *tmuxtest.Server
+	srv  *Server
+	cs   *mcp.ClientSession
+}
+
+type envOption func(*config.Config)
+
+func withTier(t config.Tier) envOption         { return func(c *config.Config) { c.Safety = t } }
+func withCaller(c config.Caller) envOption     { return func(cfg *config.Config) { cfg.Caller = c } }
+func withToolsets(ts ...string) envOption      { return func(c *config.Config) { c.Toolsets = ts } }
+func withConfig(f func(*config.Config)) envOption { return f }
+
+// newEnv starts an isolated tmux server with one session "main" and a
+// connected client.
+func newEnv(t *testing.T, opts ...envOption) *env {
+	t.Helper()
+	return newEnvOn(t, tmuxtest.New(t), opts...)
+}
+
+func newEnvOn(t *testing.T, ts *tmuxtest.Server, opts ...envOption) *env {
+	t.Helper()
+	cfg := config.Config{
+		SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Destructive,
+		WaitMax: config.DefaultWaitMax, SuppressHistory: true,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	return newEnvWith(t, ts, cfg, ts.Runner())
+}
+
+func newEnvWith(t *testing.T, ts *tmuxtest.Server, cfg config.Config, r tmux.Runner) *env {
+	t.Helper()
+	level := slog.LevelError + 100
+	if os.Getenv("TMUX_MCP_TEST_LOG") != "" {
+		level = slog.LevelDebug
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+	srv, err := New(cfg, Options{Tmux: &tmux.Client{Runner: r}, Logger: logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := srv.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return &env{t: t, tmux: ts, srv: srv, cs: cs}
+}
+
+// call invokes a tool and checks that any structured result validates
+// against the tool's advertised output schema.
+func (e *env) call(name string, args any) *mcp.CallToolResult {
+	e.t.Helper()
+	res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		e.t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	if !res.IsError && res.StructuredContent != nil {
+		validateOutput(e.t, e.srv, name, res.StructuredContent)
+	}
+	return res
+}
+
+// ok calls a tool that must succeed and decodes its structured result (or
+// returns its text for text tools through out *string).
+func (e *env) ok(name string, args any, out any) *mcp.CallToolResult {
+	e.t.Helper()
+	res := e.call(name, args)
+	if res.IsError {
+		e.t.Fatalf("%s(%v): unexpected error: %s", name, args, text(res))
+	}
+	if out == nil {
+		return res
+	}
+	if sp, isText := out.(*string); isText {
+		*sp = text(res)
+		return res
+	}
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, out); err != nil {
+		e.t.Fatalf("%s: decode %s: %v", name, raw, err)
+	}
+	return res
+}
+
+// fail calls a tool that must fail and returns its error text and _meta.
+func (e *env) fail(name string, args any) (string, mcp.Meta) {
+	e.t.Helper()
+	res := e.call(name, args)
+	if !res.IsError {
+		e.t.Fatalf("%s(%v): expected an error, got %s", name, args, text(res))
+	}
+	return text(res), res.Meta
+}
+
+// list decodes a {"result": [...]} list result.
+func (e *env) list(name string, args any, out any) {
+	e.t.Helper()
+	var wrapped struct {
+		Result json.RawMessage `json:"result"`
+	}
+	e.ok(name, args, &wrapped)
+	if err := json.Unmarshal(wrapped.Result, out); err != nil {
+		e.t.Fatalf("%s: decode: %v", name, err)
+	}
+}
+
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
+}
+
+// validateOutput checks a structured result against the tool's output
+// schema with the SDK's own JSON Schema implementation, independent of our
+// validator.
+func validateOutput(t *testing.T, srv *Server, name string, structured any) {
+	t.Helper()
+	var tool *Tool
+	for _, x := range srv.All() {
+		if x.Name == name {
+			tool = x
+		}
+	}
+	if tool == nil || tool.output == nil {
+		t.Fatalf("%s returned structured content but has no output schema", name)
+	}
+	raw, _ := json.Marshal(tool.output)
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(raw, &sch); err != nil {
+		t.Fatalf("%s: output schema does not parse: %v", name, err)
+	}
+	res, err := sch.Resolve(nil)
+	if err != nil {
+		t.Fatalf("%s: output schema does not resolve: %v", name, err)
+	}
+	var v any
+	b, _ := json.Marshal(structured)
+	_ = json.Unmarshal(b, &v)
+	if err := res.Validate(v); err != nil {
+		t.Fatalf("%s: result does not validate against its output schema: %v\n%s", name, err, b)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,110 @@
+package server
+
+import (
+	"strconv"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+// The result models keep the reference's field names and JSON types
+// exactly, including its oddities (pane_width is a string, pane_left an
+// integer), so clients written against it parse ours unchanged.
+
+// PaneInfo is the reference's serialized pane.
+type PaneInfo struct {
+	IsCaller           *bool   `json:"is_caller" desc:"MCP caller identity for this pane. True when the pane matches the caller's TMUX_PANE and lives on the same tmux socket as the caller's TMUX (verified via socket realpath); False otherwise, including the case where the pane id matches but the socket does not or cannot be proven to; None when the MCP process is not running inside tmux at all."`
+	PaneActive         *string `json:"pane_active" desc:"Active flag ('1' or '0')"`
+	PaneAtBottom       *bool   `json:"pane_at_bottom" desc:"True when the pane touches the window's bottom edge."`
+	PaneAtLeft         *bool   `json:"pane_at_left" desc:"True when the pane touches the window's left edge."`
+	PaneAtRight        *bool   `json:"pane_at_right" desc:"True when the pane touches the window's right edge."`
+	PaneAtTop          *bool   `json:"pane_at_top" desc:"True when the pane touches the window's top edge. tmux accounts for pane-border-status here, so the top row may be 1 instead of 0 when the status bar is at the top."`
+	PaneBottom         *int    `json:"pane_bottom" desc:"Bottom edge row (inclusive), window-relative."`
+	PaneCurrentCommand *string `json:"pane_current_command" desc:"Running command"`
+	PaneCurrentPath    *string `json:"pane_current_path" desc:"Current working directory"`
+	PaneHeight         *string `json:"pane_height" desc:"Height in rows"`
+	PaneID             string  `json:"pane_id" desc:"Pane ID (e.g. '%1')"`
+	PaneIndex          *string `json:"pane_index" desc:"Pane index"`
+	PaneLeft           *int    `json:"pane_left" desc:"Left edge column, 0-based and window-relative."`
+	PanePID            *string `json:"pane_pid" desc:"Process ID"`
+	PaneRight          *int    `json:"pane_right" desc:"Right edge column (inclusive), window-relative."`
+	PaneTitle          *string `json:"pane_title" desc:"Pane title"`
+	PaneTop            *int    `json:"pane_top" desc:"Top edge row, 0-based and window-relative."`
+	PaneTTY            *string `json:"pane_tty" desc:"TTY device path of the pane (e.g. '/dev/pts/5')."`
+	PaneWidth          *string `json:"pane_width" desc:"Width in columns"`
+	SessionID          *string `json:"session_id" desc:"Parent session ID"`
+	WindowID           *string `json:"window_id" desc:"Parent window ID"`
+}
+
+// paneFields are the tmux format variables a PaneInfo is built from.
+// socket_path is read in the same query so is_caller costs no extra round
+// trip; pane_current_path goes last because a path is the one free-form
+// field (see tmux.ParseRows).
+var paneFields = []string{
+	"pane_id", "pane_index", "pane_width", "pane_height",
+	"pane_left", "pane_top", "pane_right", "pane_bottom",
+	"pane_at_left", "pane_at_right", "pane_at_top", "pane_at_bottom",
+	"pane_tty", "pane_pid", "pane_title", "pane_active",
+	"window_id", "window_index", "window_name", "session_id", "session_name",
+	"socket_path", "pane_current_command", "pane_current_path",
+}
+
+func (s *Server) paneInfo(r tmux.Row) PaneInfo {
+	return PaneInfo{
+		IsCaller:           s.isCaller(r["pane_id"], r["socket_path"]),
+		PaneActive:         strp(r, "pane_active"),
+		PaneAtBottom:       boolp(r, "pane_at_bottom"),
+		PaneAtLeft:         boolp(r, "pane_at_left"),
+		PaneAtRight:        boolp(r, "pane_at_right"),
+		PaneAtTop:          boolp(r, "pane_at_top"),
+		PaneBottom:         intp(r, "pane_bottom"),
+		PaneCurrentCommand: strp(r, "pane_current_command"),
+		PaneCurrentPath:    strp(r, "pane_current_path"),
+		PaneHeight:         strp(r, "pane_height"),
+		PaneID:             r["pane_id"],
+		PaneIndex:          strp(r, "pane_index"),
+		PaneLeft:           intp(r, "pane_left"),
+		PanePID:            strp(r, "pane_pid"),
+		PaneRight:          intp(r, "pane_right"),
+		PaneTitle:          strp(r, "pane_title"),
+		PaneTop:            intp(r, "pane_top"),
+		PaneTTY:            strp(r, "pane_tty"),
+		PaneWidth:          strp(r, "pane_width"),
+		SessionID:          strp(r, "session_id"),
+		WindowID:           strp(r, "window_id"),
+	}
+}
+
+// strp returns the field as a pointer, or nil when tmux left it empty (the
+// reference reports missing values as null).
+func strp(r tmux.Row, k string) *string {
+	v, ok := r[k]
+	if !ok || v == "" {
+		return nil
+	}
+	return &v
+}
+
+func intp(r tmux.Row, k string) *int {
+	n, err := strconv.Atoi(r[k])
+	if err != nil {
+		return nil
+	}
+	return &n
+}
+
+func boolp(r tmux.Row, k string) *bool {
+	switch r[k] {
+	case "1":
+		t := true
+		return &t
+	case "0":
+		f := false
+		return &f
+	}
+	return nil
+}
+
+func atoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}

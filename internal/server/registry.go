@@ -1,0 +1,242 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"runtime/debug"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+)
+
+// Preset is an annotation preset of the reference (contract 1.0). Every tool
+// names one, so its hints are always stated, never left to a client's
+// defaults.
+type Preset int
+
+const (
+	presetUnset Preset = iota
+	RO                 // read-only, idempotent, closed world
+	MUT                // changes state, idempotent
+	CRE                // creates something, not idempotent
+	SHL                // reaches a shell: open world
+	DES                // destroys (destructive tier)
+	MDS                // destroys but is in the mutating tier
+	BSE                // batch with side effects
+)
+
+func (p Preset) annotations(title string) *mcp.ToolAnnotations {
+	t, f := true, false
+	a := &mcp.ToolAnnotations{Title: title}
+	switch p {
+	case RO:
+		a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint = true, &f, true, &f
+	case MUT:
+		a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint = &f, true, &f
+	case CRE:
+		a.DestructiveHint, a.OpenWorldHint = &f, &f
+	case SHL:
+		a.DestructiveHint, a.OpenWorldHint = &f, &t
+	case DES, MDS:
+		a.DestructiveHint, a.OpenWorldHint = &t, &f
+	case BSE:
+		a.DestructiveHint, a.OpenWorldHint = &t, &t
+	default:
+		return nil
+	}
+	return a
+}
+
+// Tool is one entry of the registration table: everything the server needs
+// to list, gate, document and call a tool.
+type Tool struct {
+	Name        string
+	Title       string
+	Description string
+	Tier        config.Tier
+	Preset      Preset
+	Toolset     string
+	SelfBounded bool // bounded by the wait ceiling: never retried, never batched
+	AlwaysLoad  bool // discovery anchor clients keep loaded
+
+	input  map[string]any
+	output map[string]any // nil for tools that answer in text
+	call   func(ctx context.Context, c *Call, args map[string]any) (*mcp.CallToolResult, error)
+}
+
+// Toolsets, each tool belongs to exactly one.
+var Toolsets = []string{"server", "session", "window", "pane", "buffer", "option", "environment", "hook", "wait", "batch"}
+
+// InputSchema returns the tool's input schema.
+func (t *Tool) InputSchema() map[string]any { return t.input }
+
+// OutputSchema returns the tool's output schema (nil for text tools).
+func (t *Tool) OutputSchema() map[string]any { return t.output }
+
+// check reports a tool that must not register (fail closed).
+func (t *Tool) check() error {
+	switch {
+	case t.Name == "" || t.Description == "" || t.Title == "":
+		return fmt.Errorf("tool %q: name, title and description are required", t.Name)
+	case t.Tier < config.Readonly || t.Tier > config.Destructive:
+		return fmt.Errorf("tool %q: no safety tier", t.Name)
+	case t.Preset.annotations("") == nil:
+		return fmt.Errorf("tool %q: no annotation preset", t.Name)
+	case t.Tier == config.Readonly && t.Preset != RO:
+		return fmt.Errorf("tool %q: readonly tier needs the RO preset", t.Name)
+	}
+	for _, ts := range Toolsets {
+		if ts == t.Toolset {
+			return nil
+		}
+	}
+	return fmt.Errorf("tool %q: unknown toolset %q", t.Name, t.Toolset)
+}
+
+// mcpTool is the tool as listed on the wire.
+func (t *Tool) mcpTool() *mcp.Tool {
+	mt := &mcp.Tool{
+		Name:        t.Name,
+		Title:       t.Title,
+		Description: t.Description,
+		InputSchema: t.input,
+		Annotations: t.Preset.annotations(t.Title),
+	}
+	if t.output != nil {
+		mt.OutputSchema = t.output
+	}
+	if t.AlwaysLoad {
+		mt.Meta = mcp.Meta{"anthropic/alwaysLoad": true}
+	}
+	return mt
+}
+
+// Text is the result type of tools that answer with a sentence or raw text
+// rather than a model.
+type Text string
+
+// define binds a typed handler to a table entry. In is the argument struct
+// (see schema.go); Out is a struct (structured result), a slice (wrapped as
+// {"result": [...]}, as the reference does for lists) or Text.
+func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Out, error)) *Tool {
+	in, err := objectSchema(reflect.TypeFor[In](), true)
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: input schema: %v", t.Name, err))
+	}
+	t.input = in
+	outType := reflect.TypeFor[Out]()
+	wrap := false
+	switch outType.Kind() {
+	case reflect.Struct:
+		t.output, err = objectSchema(outType, false)
+	case reflect.Slice:
+		var items map[string]any
+		items, _, err = typeSchema(outType.Elem())
+		t.output = map[string]any{
+			"type":                  "object",
+			"properties":            map[string]any{"result": map[string]any{"type": "array", "items": items}},
+			"required":              []any{"result"},
+			"x-fastmcp-wrap-result": true,
+		}
+		wrap = true
+	case reflect.String:
+	default:
+		err = fmt.Errorf("unsupported result type %s", outType)
+	}
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: output schema: %v", t.Name, err))
+	}
+	t.call = func(ctx context.Context, c *Call, args map[string]any) (*mcp.CallToolResult, error) {
+		var arg In
+		buf, _ := json.Marshal(args)
+		if err := json.Unmarshal(buf, &arg); err != nil {
+			return nil, &ToolError{Msg: "arguments do not match the schema", Type: "ValidationError", Expected: true}
+		}
+		out, err := h(ctx, c, arg)
+		if err != nil {
+			return nil, err
+		}
+		if s, ok := any(out).(Text); ok {
+			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(s)}}}, nil
+		}
+		var structured any = out
+		if wrap {
+			v := reflect.ValueOf(out)
+			if v.IsNil() {
+				v = reflect.MakeSlice(outType, 0, 0)
+			}
+			structured = map[string]any{"result": v.Interface()}
+		}
+		text, err := json.Marshal(structured)
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: json.RawMessage(text)}, nil
+	}
+	return &t
+}
+
+// invoke runs a tool with validation, panic recovery, the read-only retry
+// and error mapping. It is the single path for every call, including the
+// nested calls of batch tools and the CLI's call subcommand.
+func (s *Server) invoke(ctx context.Context, t *Tool, req *mcp.CallToolRequest, raw json.RawMessage) (res *mcp.CallToolResult) {
+	args, err := checkArguments(t.Title, t.input, raw)
+	if err != nil {
+		te := toToolError(err)
+		if te.Suggestion != "" && req != nil && req.Session != nil {
+			te.Suggestion += waitForPreviousNote(raw, req)
+		}
+		return errorResult(te)
+	}
+	c := &Call{Server: s, Req: req, Tool: t}
+	res, err = s.safeCall(ctx, t, c, args)
+	if err != nil && t.Tier == config.Readonly && !t.SelfBounded && retryable(err) {
+		s.log.Warn("retrying read-only tool after a transient tmux failure", "tool", t.Name, "error", err)
+		select {
+		case <-time.After(100 * time.Millisecond):
+			res, err = s.safeCall(ctx, t, c, args)
+		case <-ctx.Done():
+		}
+	}
+	if err != nil {
+		te := toToolError(err)
+		if te.Expected {
+			s.log.Warn("tool error", "tool", t.Name, "type", te.Type, "error", te.Msg)
+		} else {
+			s.log.Error("tool error", "tool", t.Name, "type", te.Type, "error", err)
+		}
+		return errorResult(te)
+	}
+	return res
+}
+
+func (s *Server) safeCall(ctx context.Context, t *Tool, c *Call, args map[string]any) (res *mcp.CallToolResult, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			s.log.Error("panic in tool handler", "tool", t.Name, "panic", fmt.Sprint(r), "stack", string(debug.Stack()))
+			res, err = nil, &ToolError{Msg: fmt.Sprintf("Unexpected error: internal failure in %s (logged by the server)", t.Name), Type: "InternalError"}
+		}
+	}()
+	return t.call(ctx, c, args)
+}
+
+// waitForPreviousNote explains a Gemini CLI scheduling argument that leaks
+// into tool calls; the argument is still rejected, never stripped.
+func waitForPreviousNote(raw json.RawMessage, req *mcp.CallToolRequest) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return ""
+	}
+	if _, ok := m["wait_for_previous"]; !ok {
+		return ""
+	}
+	client := "your MCP client"
+	if ip := req.Session.InitializeParams(); ip != nil && ip.ClientInfo != nil && ip.ClientInfo.Name != "" {
+		client = fmt.Sprintf("%s (%s)", ip.ClientInfo.Name, ip.ClientInfo.Version)
+	}
+	return " wait_for_previous is a scheduling hint that " + client + " leaked into the tool arguments; it is not a tool argument."
+}

@@ -1,0 +1,111 @@
+package server
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+// PaneTarget is the reference's pane target (PT): pane_id wins, then
+// window_id, then session_id, then session_name; with none, the first pane
+// of the first window of the first session.
+type PaneTarget struct {
+	PaneID      *string `json:"pane_id" desc:"Pane ID (e.g. '%1'). The preferred target."`
+	SessionName *string `json:"session_name" desc:"Session name, used when pane_id is not given."`
+	SessionID   *string `json:"session_id" desc:"Session ID (e.g. '$1'), used when pane_id is not given."`
+	WindowID    *string `json:"window_id" desc:"Window ID (e.g. '@1'), used when pane_id is not given."`
+}
+
+// resolvePane finds the target pane and reads the given fields in one tmux
+// round trip. A pane id is looked up by listing its window (display-message
+// would answer an unknown pane with empty fields instead of an error); the
+// other targets list their scope and take the first pane tmux lists.
+func (c *Call) resolvePane(ctx context.Context, sock tmux.Socket, t PaneTarget, fields []string) (tmux.Row, error) {
+	if id := str(t.PaneID); id != "" {
+		pid, err := tmux.ParsePaneID(id)
+		if err != nil {
+			return nil, err
+		}
+		rows, err := c.tmux.Rows(ctx, sock, tmux.Command{"list-panes", "-t", string(pid)}, withField(fields, "pane_id"))
+		if err != nil {
+			return nil, notFoundAs(err, "pane", id)
+		}
+		for _, r := range rows {
+			if r["pane_id"] == id {
+				return r, nil
+			}
+		}
+		return nil, &tmux.NotFoundError{What: "pane", Detail: id}
+	}
+	scope := tmux.PaneScope{WindowID: str(t.WindowID), SessionID: str(t.SessionID), SessionName: str(t.SessionName)}
+	return c.firstPane(ctx, sock, scope, fields)
+}
+
+// firstPane lists a scope and returns its first pane.
+func (c *Call) firstPane(ctx context.Context, sock tmux.Socket, scope tmux.PaneScope, fields []string) (tmux.Row, error) {
+	args, err := scope.Target()
+	if err != nil {
+		return nil, err
+	}
+	rows, err := c.tmux.Rows(ctx, sock, append(tmux.Command{"list-panes"}, args...), fields)
+	if err != nil {
+		return nil, notFoundAs(err, scopeKind(scope), scopeName(scope))
+	}
+	if len(rows) == 0 {
+		return nil, &tmux.NotFoundError{What: "session", Detail: "the server has no sessions"}
+	}
+	return rows[0], nil
+}
+
+func scopeKind(s tmux.PaneScope) string {
+	switch {
+	case s.WindowID != "" || s.WindowIndex != "":
+		return "window"
+	case s.SessionID != "" || s.SessionName != "":
+		return "session"
+	}
+	return ""
+}
+
+func scopeName(s tmux.PaneScope) string {
+	switch {
+	case s.WindowID != "":
+		return s.WindowID
+	case s.WindowIndex != "":
+		return fmt.Sprintf("index %s in session %s%s", s.WindowIndex, s.SessionID, s.SessionName)
+	case s.SessionID != "":
+		return s.SessionID
+	}
+	return s.SessionName
+}
+
+// notFoundAs turns tmux's "can't find ..." into a NotFoundError that names
+// the kind of object the agent asked for, so the hint points at the right
+// discovery tool. Other errors pass through.
+func notFoundAs(err error, what, name string) error {
+	if _, ok := err.(*tmux.NotFoundError); ok {
+		return err
+	}
+	if tmuxNotFound(err) {
+		if what == "" {
+			return err
+		}
+		return &tmux.NotFoundError{What: what, Detail: name}
+	}
+	return err
+}
+
+func tmuxNotFound(err error) bool {
+	ce, ok := err.(*tmux.CommandError)
+	return ok && ce.Kind == tmux.ErrNotFound
+}
+
+func withField(fields []string, f string) []string {
+	for _, x := range fields {
+		if x == f {
+			return fields
+		}
+	}
+	return append(append([]string{}, fields...), f)
+}

@@ -1,0 +1,216 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+)
+
+// Schemas are built from Go structs by reflection, in the shape the
+// reference server (pydantic) publishes, so that a client validating against
+// either sees the same contract: an optional argument is
+// {"anyOf":[{"type":T},{"type":"null"}],"default":null}, an argument with a
+// default carries it, and a required one is listed in "required".
+//
+// Struct tags:
+//
+//	json:"name"           the property name (always given)
+//	desc:"..."            the description
+//	default:"<json>"      a default value; makes a non-pointer field optional
+//	enum:"a,b,c"          allowed string values
+//
+// A pointer field is optional and nullable. A field of a type with a
+// jsonSchema method uses the schema it returns. An embedded struct
+// contributes its fields (shared argument groups such as the socket).
+
+// schemaer lets a type describe itself (unions such as str|int|null).
+type schemaer interface{ jsonSchema() map[string]any }
+
+var schemaerType = reflect.TypeFor[schemaer]()
+
+type fieldInfo struct {
+	name     string
+	index    []int
+	required bool
+	schema   map[string]any
+}
+
+func structFields(t reflect.Type) ([]fieldInfo, error) {
+	var out []fieldInfo
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if f.Anonymous && f.Type.Kind() == reflect.Struct {
+			sub, err := structFields(f.Type)
+			if err != nil {
+				return nil, err
+			}
+			for _, s := range sub {
+				s.index = append([]int{i}, s.index...)
+				out = append(out, s)
+			}
+			continue
+		}
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if name == "" || name == "-" {
+			return nil, fmt.Errorf("field %s.%s has no json name", t.Name(), f.Name)
+		}
+		s, nullable, err := typeSchema(f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("field %s: %w", name, err)
+		}
+		if e := f.Tag.Get("enum"); e != "" {
+			vals := []any{}
+			for _, v := range strings.Split(e, ",") {
+				vals = append(vals, v)
+			}
+			if nullable {
+				s["anyOf"].([]any)[0].(map[string]any)["enum"] = vals
+			} else {
+				s["enum"] = vals
+			}
+		}
+		if d := f.Tag.Get("desc"); d != "" {
+			s["description"] = d
+		}
+		fi := fieldInfo{name: name, index: []int{i}, schema: s}
+		if d, ok := f.Tag.Lookup("default"); ok {
+			var v any
+			if err := json.Unmarshal([]byte(d), &v); err != nil {
+				return nil, fmt.Errorf("field %s: bad default: %w", name, err)
+			}
+			s["default"] = v
+		} else if nullable {
+			s["default"] = nil
+		} else {
+			fi.required = true
+		}
+		out = append(out, fi)
+	}
+	return out, nil
+}
+
+// typeSchema returns the schema of a Go type and whether it is nullable.
+func typeSchema(t reflect.Type) (map[string]any, bool, error) {
+	if t.Implements(schemaerType) {
+		s := reflect.Zero(t).Interface().(schemaer).jsonSchema()
+		_, hasAny := s["anyOf"]
+		return s, hasAny, nil
+	}
+	if t.Kind() == reflect.Pointer {
+		inner, _, err := typeSchema(t.Elem())
+		if err != nil {
+			return nil, false, err
+		}
+		return map[string]any{"anyOf": []any{inner, map[string]any{"type": "null"}}}, true, nil
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return map[string]any{"type": "string"}, false, nil
+	case reflect.Bool:
+		return map[string]any{"type": "boolean"}, false, nil
+	case reflect.Int, reflect.Int64, reflect.Int32:
+		return map[string]any{"type": "integer"}, false, nil
+	case reflect.Float64, reflect.Float32:
+		return map[string]any{"type": "number"}, false, nil
+	case reflect.Slice:
+		items, _, err := typeSchema(t.Elem())
+		if err != nil {
+			return nil, false, err
+		}
+		return map[string]any{"type": "array", "items": items}, false, nil
+	case reflect.Map:
+		if t.Key().Kind() != reflect.String {
+			return nil, false, fmt.Errorf("map key must be string")
+		}
+		v, _, err := typeSchema(t.Elem())
+		if err != nil {
+			return nil, false, err
+		}
+		return map[string]any{"type": "object", "additionalProperties": v}, false, nil
+	case reflect.Struct:
+		s, err := objectSchema(t, false)
+		return s, false, err
+	case reflect.Interface:
+		return map[string]any{}, false, nil
+	}
+	return nil, false, fmt.Errorf("unsupported type %s", t)
+}
+
+// objectSchema builds the schema of a struct. Input schemas forbid unknown
+// properties; output schemas leave that open, as the reference does.
+func objectSchema(t reflect.Type, closed bool) (map[string]any, error) {
+	fields, err := structFields(t)
+	if err != nil {
+		return nil, err
+	}
+	props := map[string]any{}
+	var req []string
+	for _, f := range fields {
+		if _, dup := props[f.name]; dup {
+			return nil, fmt.Errorf("%s: duplicate property %q", t.Name(), f.name)
+		}
+		props[f.name] = f.schema
+		if f.required {
+			req = append(req, f.name)
+		}
+	}
+	s := map[string]any{"type": "object", "properties": props}
+	if len(req) > 0 {
+		sort.Strings(req)
+		s["required"] = toAny(req)
+	}
+	if closed {
+		s["additionalProperties"] = false
+	}
+	return s, nil
+}
+
+func toAny(ss []string) []any {
+	out := make([]any, len(ss))
+	for i, s := range ss {
+		out[i] = s
+	}
+	return out
+}
+
+// StrOrInt is an argument that takes a string or an integer (split_window's
+// size: "50%" or a number of cells).
+type StrOrInt struct{ json.RawMessage }
+
+func (StrOrInt) jsonSchema() map[string]any {
+	return map[string]any{"anyOf": []any{
+		map[string]any{"type": "string"}, map[string]any{"type": "integer"}, map[string]any{"type": "null"}}}
+}
+
+// StringMapArg is a mapping of strings, given as a JSON object or as a string
+// holding one (the reference accepts both for environment and filters).
+type StringMapArg struct{ json.RawMessage }
+
+func (StringMapArg) jsonSchema() map[string]any {
+	return map[string]any{"anyOf": []any{
+		map[string]any{"type": "object", "additionalProperties": map[string]any{"type": "string"}},
+		map[string]any{"type": "string"}, map[string]any{"type": "null"}}}
+}
+
+// Map decodes the argument. Absent or null is an empty map; a string must
+// hold a JSON object of strings. Errors never echo the value.
+func (a StringMapArg) Map(argName string) (map[string]string, error) {
+	raw := a.RawMessage
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		raw = json.RawMessage(s)
+	}
+	var m map[string]string
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, expectedf("%s must be a JSON object mapping strings to strings", argName)
+	}
+	return m, nil
+}

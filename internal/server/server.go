@@ -1,0 +1,269 @@
+// Package server is the MCP face of tmux-mcp: the tool registration table,
+// safety tiers, argument validation, error mapping and the MCP server built
+// on the official Go SDK. It reaches tmux only through internal/tmux.
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+// Version is the server version reported to clients; main sets it.
+var Version = "dev"
+
+// Server holds the configuration, the tmux client and the tool table.
+type Server struct {
+	cfg     config.Config
+	tmux    *tmux.Client
+	log     *slog.Logger
+	all     []*Tool          // every tool, visible or not
+	visible map[string]*Tool // tools at or below the configured tier and in the chosen toolsets
+}
+
+// Options are the collaborators of a Server.
+type Options struct {
+	Tmux   *tmux.Client // nil: exec tmux from cfg.TmuxBin
+	Logger *slog.Logger // nil: discard
+}
+
+// New builds the server and its tool table. It fails when a tool is
+// malformed (no tier, no preset, unknown toolset), so a mistake can never
+// ship a tool that escapes the safety gate.
+func New(cfg config.Config, opts Options) (*Server, error) {
+	s := &Server{cfg: cfg, tmux: opts.Tmux, log: opts.Logger}
+	if s.tmux == nil {
+		s.tmux = tmux.NewExecClient(cfg.TmuxBin)
+	}
+	if s.log == nil {
+		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Safety == 0 {
+		s.cfg.Safety = config.Mutating
+	}
+	if s.cfg.WaitMax == 0 {
+		s.cfg.WaitMax = config.DefaultWaitMax
+	}
+	enabled := map[string]bool{}
+	for _, ts := range cfg.Toolsets {
+		enabled[ts] = true
+		if !contains(Toolsets, ts) {
+			return nil, fmt.Errorf("%w: unknown toolset (known: %v)", config.ErrInvalid, Toolsets)
+		}
+	}
+	s.visible = map[string]*Tool{}
+	seen := map[string]bool{}
+	for _, t := range allTools() {
+		if err := t.check(); err != nil {
+			return nil, err
+		}
+		if seen[t.Name] {
+			return nil, fmt.Errorf("tool %q registered twice", t.Name)
+		}
+		seen[t.Name] = true
+		s.all = append(s.all, t)
+		if t.Tier <= s.cfg.Safety && (len(enabled) == 0 || enabled[t.Toolset]) {
+			s.visible[t.Name] = t
+		}
+	}
+	sort.Slice(s.all, func(i, j int) bool { return s.all[i].Name < s.all[j].Name })
+	return s, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// allTools is the registration table: every tool, from every group.
+func allTools() []*Tool {
+	var ts []*Tool
+	for _, group := range toolGroups {
+		ts = append(ts, group()...)
+	}
+	return ts
+}
+
+// toolGroups lists the constructors of each tool group file.
+var toolGroups []func() []*Tool
+
+// All returns every tool in the table, sorted by name.
+func (s *Server) All() []*Tool { return s.all }
+
+// Visible returns the tools a client can see and call, sorted by name.
+func (s *Server) Visible() []*Tool {
+	var out []*Tool
+	for _, t := range s.all {
+		if s.visible[t.Name] != nil {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// Config returns the effective configuration.
+func (s *Server) Config() config.Config { return s.cfg }
+
+// MCP builds the SDK server with the visible tools registered.
+func (s *Server) MCP() *mcp.Server {
+	ms := mcp.NewServer(&mcp.Implementation{Name: "tmux", Title: "tmux-mcp", Version: Version, WebsiteURL: "https://github.com/tmux-mcp/tmux-mcp"},
+		&mcp.ServerOptions{
+			Instructions: s.Instructions(),
+			Logger:       sdkLogger(s.log),
+			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}},
+		})
+	for _, t := range s.Visible() {
+		ms.AddTool(t.mcpTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return s.invoke(ctx, t, req, req.Params.Arguments), nil
+		})
+	}
+	ms.AddReceivingMiddleware(s.gate)
+	return ms
+}
+
+// sdkLogger quiets the SDK's per-connection chatter: only its warnings and
+// errors reach our log.
+func sdkLogger(l *slog.Logger) *slog.Logger {
+	return slog.New(levelFilter{l.Handler(), slog.LevelWarn})
+}
+
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.Handler.Enabled(ctx, l)
+}
+
+// gate answers calls to tools that exist but are hidden by the safety tier
+// or the toolset choice with a clear refusal (the SDK would only say
+// "unknown tool"), and keeps any panic outside a tool from ending the
+// process.
+func (s *Server) gate(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (res mcp.Result, err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				s.log.Error("panic while handling request", "method", method, "panic", fmt.Sprint(r))
+				res, err = nil, fmt.Errorf("internal error handling %s", method)
+			}
+		}()
+		if method == "tools/call" {
+			if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
+				if r := s.refusal(ctr.Params.Name); r != nil {
+					return r, nil
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// refusal returns the error result for a tool that exists but is hidden, or
+// nil when the tool is visible or unknown.
+func (s *Server) refusal(name string) *mcp.CallToolResult {
+	if s.visible[name] != nil {
+		return nil
+	}
+	for _, t := range s.all {
+		if t.Name != name {
+			continue
+		}
+		if t.Tier > s.cfg.Safety {
+			return errorResult(&ToolError{
+				Msg: fmt.Sprintf("Tool '%s' is not available at the current safety level (%s). It needs the %s tier: set TMUX_MCP_SAFETY=%s to enable it.",
+					name, s.cfg.Safety, t.Tier, t.Tier),
+				Type: "ExpectedToolError", Expected: true,
+			})
+		}
+		return errorResult(&ToolError{
+			Msg:  fmt.Sprintf("Tool '%s' belongs to the %s toolset, which is not enabled (TMUX_MCP_TOOLSETS).", name, t.Toolset),
+			Type: "ExpectedToolError", Expected: true,
+		})
+	}
+	return nil
+}
+
+// CallTool runs one visible tool in-process over an in-memory MCP session,
+// so the CLI's call subcommand goes through exactly the same registry,
+// validation and middleware as a client would.
+func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := s.MCP().Connect(ctx, st, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "tmux-mcp-cli", Version: Version}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer cs.Close()
+	return cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+}
+
+// Call is one tool invocation's view of the server.
+type Call struct {
+	*Server
+	Req  *mcp.CallToolRequest
+	Tool *Tool
+}
+
+// SocketArgs is the socket selection every tool but list_servers and the
+// batch tools accepts. socket_path is our addition (see Additions).
+type SocketArgs struct {
+	SocketName *string `json:"socket_name" desc:"tmux socket name (tmux -L). Defaults to TMUX_MCP_SOCKET, else tmux's default server."`
+	SocketPath *string `json:"socket_path" desc:"tmux socket path (tmux -S); wins over socket_name. Addition of tmux-mcp."`
+}
+
+// Socket resolves which server a call reaches, highest first: the call's
+// socket_path, its socket_name, the configured path, the configured name;
+// with none, tmux's own default (the caller's server when TMUX is set).
+func (c *Call) Socket(a SocketArgs) tmux.Socket {
+	switch {
+	case a.SocketPath != nil && *a.SocketPath != "":
+		return tmux.Socket{Path: *a.SocketPath}
+	case a.SocketName != nil && *a.SocketName != "":
+		return tmux.Socket{Name: *a.SocketName}
+	case c.cfg.SocketPath != "":
+		return tmux.Socket{Path: c.cfg.SocketPath}
+	case c.cfg.SocketName != "":
+		return tmux.Socket{Name: c.cfg.SocketName}
+	}
+	return tmux.Socket{}
+}
+
+// Addition is an optional argument or result field that tmux-mcp adds to the
+// reference contract. Nothing else may differ from the reference.
+type Addition struct {
+	Name  string
+	Where string
+	Why   string
+}
+
+// Additions is the one table of everything tmux-mcp adds to the contract; the
+// schema tests allow exactly these beyond the reference's fields.
+var Additions = []Addition{
+	{"socket_path", "argument of every tool that takes socket_name",
+		"reach a server by socket path (tmux -S), e.g. one found by list_servers(extra_socket_paths=...)"},
+}
+
+// str returns *p or "" for nil.
+func str(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
+}

@@ -1,0 +1,182 @@
+package server
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// validateValue checks v (decoded with UseNumber) against a schema built by
+// schema.go. It supports exactly the keywords those schemas use and reports
+// what was expected, never the value that was given, so a secret passed in
+// the wrong place does not come back in an error.
+func validateValue(s map[string]any, v any) (string, bool) {
+	if alts, ok := s["anyOf"].([]any); ok {
+		var exp []string
+		for _, a := range alts {
+			msg, ok := validateValue(a.(map[string]any), v)
+			if ok {
+				return "", true
+			}
+			exp = append(exp, msg)
+		}
+		return strings.Join(exp, " or "), false
+	}
+	typ, _ := s["type"].(string)
+	if enum, ok := s["enum"].([]any); ok {
+		str, isStr := v.(string)
+		for _, e := range enum {
+			if isStr && e == str {
+				return "", true
+			}
+		}
+		var names []string
+		for _, e := range enum {
+			names = append(names, fmt.Sprintf("%q", e))
+		}
+		return "one of " + strings.Join(names, ", "), false
+	}
+	switch typ {
+	case "":
+		return "", true
+	case "null":
+		return "null", v == nil
+	case "string":
+		_, ok := v.(string)
+		return "string", ok
+	case "boolean":
+		_, ok := v.(bool)
+		return "boolean", ok
+	case "number":
+		_, ok := v.(json.Number)
+		return "number", ok
+	case "integer":
+		n, ok := v.(json.Number)
+		if !ok {
+			return "integer", false
+		}
+		_, err := n.Int64()
+		return "integer", err == nil
+	case "array":
+		arr, ok := v.([]any)
+		if !ok {
+			return "array", false
+		}
+		items, _ := s["items"].(map[string]any)
+		for _, it := range arr {
+			if msg, ok := validateValue(items, it); !ok {
+				return "array of " + msg, false
+			}
+		}
+		return "", true
+	case "object":
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return "object", false
+		}
+		if ap, ok := s["additionalProperties"].(map[string]any); ok {
+			for _, val := range obj {
+				if msg, ok := validateValue(ap, val); !ok {
+					return "object of " + msg, false
+				}
+			}
+		}
+		props, _ := s["properties"].(map[string]any)
+		for k, ps := range props {
+			if val, present := obj[k]; present {
+				if msg, ok := validateValue(ps.(map[string]any), val); !ok {
+					return fmt.Sprintf("object whose %q is %s", k, msg), false
+				}
+			}
+		}
+		if req, ok := s["required"].([]any); ok {
+			for _, r := range req {
+				if _, present := obj[r.(string)]; !present {
+					return fmt.Sprintf("object with %q", r), false
+				}
+			}
+		}
+		if s["additionalProperties"] == false {
+			for k := range obj {
+				if _, known := props[k]; !known {
+					return "object without unknown keys", false
+				}
+			}
+		}
+		return "", true
+	}
+	return typ, false
+}
+
+// checkArguments validates tool arguments against an input schema and
+// applies defaults. It returns the arguments as a map ready to decode.
+func checkArguments(title string, schema map[string]any, raw json.RawMessage) (map[string]any, error) {
+	args := map[string]any{}
+	if len(raw) > 0 && string(raw) != "null" {
+		dec := json.NewDecoder(strings.NewReader(string(raw)))
+		dec.UseNumber()
+		var v any
+		if err := dec.Decode(&v); err != nil {
+			return nil, &ToolError{Msg: "arguments are not valid JSON", Type: "ValidationError", Expected: true}
+		}
+		obj, ok := v.(map[string]any)
+		if !ok {
+			return nil, &ToolError{Msg: "arguments must be a JSON object", Type: "ValidationError", Expected: true}
+		}
+		args = obj
+	}
+	props, _ := schema["properties"].(map[string]any)
+	var unknown, problems []string
+	for k := range args {
+		if _, ok := props[k]; !ok {
+			unknown = append(unknown, k)
+		}
+	}
+	sort.Strings(unknown)
+	for _, k := range unknown {
+		problems = append(problems, fmt.Sprintf("%s\n  Extra inputs are not permitted [type=extra_forbidden]", k))
+	}
+	names := make([]string, 0, len(props))
+	for k := range props {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	required := map[string]bool{}
+	if req, ok := schema["required"].([]any); ok {
+		for _, r := range req {
+			required[r.(string)] = true
+		}
+	}
+	for _, k := range names {
+		ps := props[k].(map[string]any)
+		v, present := args[k]
+		if !present {
+			if required[k] {
+				problems = append(problems, fmt.Sprintf("%s\n  Field required [type=missing]", k))
+			} else if d, ok := ps["default"]; ok {
+				args[k] = d
+			}
+			continue
+		}
+		if msg, ok := validateValue(ps, v); !ok {
+			problems = append(problems, fmt.Sprintf("%s\n  Input should be %s [type=type_error]", k, msg))
+		}
+	}
+	if len(problems) == 0 {
+		return args, nil
+	}
+	noun := "errors"
+	if len(problems) == 1 {
+		noun = "error"
+	}
+	te := &ToolError{
+		Msg:      fmt.Sprintf("%d validation %s for %s\n%s", len(problems), noun, title, strings.Join(problems, "\n")),
+		Type:     "ValidationError",
+		Expected: true,
+	}
+	if len(unknown) > 0 {
+		te.Suggestion = "Remove or correct the unrecognized argument(s): " + strings.Join(unknown, ", ") + "."
+	}
+	return nil, te
+}

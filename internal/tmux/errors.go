@@ -1,0 +1,84 @@
+package tmux
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors that callers branch on with errors.Is. A *CommandError
+// matches the sentinel its stderr was classified as.
+var (
+	// ErrTmuxMissing: the tmux binary could not be started.
+	ErrTmuxMissing = errors.New("tmux binary not found")
+	// ErrNoServer: no tmux server listens on the selected socket.
+	ErrNoServer = errors.New("no tmux server running")
+	// ErrNotFound: the session, window, pane or buffer does not exist.
+	ErrNotFound = errors.New("not found")
+	// ErrAmbiguous: a target matched more than one object.
+	ErrAmbiguous = errors.New("ambiguous target")
+	// ErrTimeout: the call's deadline passed before tmux answered.
+	ErrTimeout = errors.New("tmux call timed out")
+	// ErrUnsupported: the tmux version is too old for this server.
+	ErrUnsupported = errors.New("unsupported tmux version")
+)
+
+// CommandError is a tmux command that ran and failed. Kind is one of the
+// sentinels above, or nil for an ordinary tmux error; errors.Is matches it.
+type CommandError struct {
+	Command  []string // the failing command's argv (without the tmux binary and socket flags)
+	Stderr   string   // tmux's message, trimmed
+	ExitCode int
+	Kind     error
+}
+
+func (e *CommandError) Error() string {
+	msg := e.Stderr
+	if msg == "" {
+		msg = fmt.Sprintf("exit status %d", e.ExitCode)
+	}
+	if len(e.Command) > 0 {
+		return e.Command[0] + ": " + msg
+	}
+	return msg
+}
+
+// Is lets errors.Is(err, ErrNotFound) and friends see the classification.
+func (e *CommandError) Is(target error) bool { return e.Kind != nil && e.Kind == target }
+
+// classify maps tmux's stderr to a sentinel. tmux has no error codes, so the
+// wording of 3.2 to 3.5 is matched; an unknown message stays a plain error.
+func classify(stderr string) error {
+	s := strings.ToLower(stderr)
+	switch {
+	case strings.Contains(s, "no server running"),
+		strings.Contains(s, "error connecting to"),
+		strings.Contains(s, "server exited unexpectedly"),
+		strings.Contains(s, "lost server"):
+		return ErrNoServer
+	case strings.Contains(s, "can't find"),
+		strings.Contains(s, "no such session"),
+		strings.Contains(s, "session not found"),
+		strings.Contains(s, "window not found"),
+		strings.Contains(s, "pane not found"),
+		strings.Contains(s, "no buffer"),
+		strings.Contains(s, "unknown buffer"):
+		return ErrNotFound
+	case strings.Contains(s, "ambiguous"), strings.Contains(s, "more than one"):
+		return ErrAmbiguous
+	}
+	return nil
+}
+
+// NotFoundError reports a target that tmux answered for but that matched
+// nothing (for example a session name with no such session). What names
+// the kind of object, so a caller can point at the right discovery tool.
+type NotFoundError struct {
+	What   string // "session", "window", "pane", "buffer"
+	Detail string
+}
+
+func (e *NotFoundError) Error() string { return e.What + " not found: " + e.Detail }
+
+// Is makes a NotFoundError match ErrNotFound.
+func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }

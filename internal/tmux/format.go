@@ -1,0 +1,56 @@
+package tmux
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+)
+
+// Rows are read with a format whose row starts with RS (0x1e) and whose
+// fields are separated by US (0x1f). tmux escapes control characters in
+// session and window names and pane titles, so those separators can only
+// appear in raw fields such as a path; the last field of a row absorbs any
+// extra separators, so put free-form fields last.
+const (
+	rowStart = "\x1e"
+	fieldSep = "\x1f"
+)
+
+// Format builds a tmux -F format that yields one parseable row per object.
+func Format(fields ...string) string {
+	var b strings.Builder
+	b.WriteString(rowStart)
+	for i, f := range fields {
+		if i > 0 {
+			b.WriteString(fieldSep)
+		}
+		b.WriteString("#{")
+		b.WriteString(f)
+		b.WriteString("}")
+	}
+	return b.String()
+}
+
+// Row is one object's fields keyed by tmux format variable name.
+type Row map[string]string
+
+// ParseRows parses the output of a command run with Format(fields...). Text
+// before the first row marker is ignored; a row with too few fields is an
+// error rather than a panic.
+func ParseRows(out []byte, fields []string) ([]Row, error) {
+	parts := bytes.Split(out, []byte(rowStart))
+	rows := make([]Row, 0, len(parts))
+	for _, p := range parts[1:] {
+		p = bytes.TrimSuffix(p, []byte("\n"))
+		vals := strings.SplitN(string(p), fieldSep, len(fields))
+		if len(vals) != len(fields) {
+			return rows, fmt.Errorf("tmux: unparseable row: got %d fields, want %d", len(vals), len(fields))
+		}
+		r := make(Row, len(fields))
+		for i, f := range fields {
+			r[f] = vals[i]
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}

@@ -1,0 +1,221 @@
+package tmux
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// Socket selects a tmux server. Path (-S) wins over Name (-L); with neither,
+// tmux picks its own default, which is the caller's server when TMUX is set.
+type Socket struct {
+	Name string
+	Path string
+}
+
+// Args returns the tmux flags that select this server.
+func (s Socket) Args() []string {
+	switch {
+	case s.Path != "":
+		return []string{"-S", s.Path}
+	case s.Name != "":
+		return []string{"-L", s.Name}
+	}
+	return nil
+}
+
+// String names the socket for messages and logs.
+func (s Socket) String() string {
+	switch {
+	case s.Path != "":
+		return "path " + s.Path
+	case s.Name != "":
+		return "name " + s.Name
+	}
+	return "tmux default"
+}
+
+// Command is the argv of one tmux command, without the binary or the socket
+// flags, for example {"display-message", "-p", "-t", "%1", "#{pane_id}"}.
+type Command []string
+
+// Runner executes a sequence of tmux commands against one server in a
+// single round trip and returns each command's standard output in order.
+//
+// It is the seam between the tools and the way tmux is reached: a runner that
+// forks one tmux client per call and one that pipelines over a persistent
+// control-mode connection both satisfy it, so no tool changes when the
+// transport does. When a command fails, Run returns the outputs of the
+// commands before it and a *CommandError for it; later commands do not run.
+type Runner interface {
+	Run(ctx context.Context, sock Socket, cmds ...Command) ([][]byte, error)
+}
+
+// DefaultTimeout bounds a tmux call whose context carries no deadline, so a
+// wedged tmux server can never hang a tool forever.
+const DefaultTimeout = 10 * time.Second
+
+// maxOutput bounds what one round trip may return, so a runaway reply cannot
+// exhaust memory. Two hundred full 3000-line histories fit well inside it.
+const maxOutput = 256 << 20
+
+// ExecRunner runs each round trip as one tmux client process, chaining the
+// commands with tmux's own ";" separator and telling their outputs apart by
+// marker lines that carry a per-call random nonce (so pane text cannot forge
+// them).
+type ExecRunner struct {
+	Bin string // tmux binary; "tmux" when empty
+	// Env, when non-nil, replaces the child's environment (tests use it to
+	// count processes or to drop TMUX).
+	Env []string
+	// OnSpawn, when set, is called before every tmux process starts; tests
+	// and benchmarks count round trips with it.
+	OnSpawn func(argv []string)
+}
+
+func (r *ExecRunner) bin() string {
+	if r.Bin == "" {
+		return "tmux"
+	}
+	return r.Bin
+}
+
+// EscapeArg protects an argv element from tmux's command-sequence parsing:
+// tmux treats an argument that ends in ";" as a command separator (and a
+// trailing "\;" as an escaped ";"), so a literal trailing ";" gets one more
+// backslash in front of it. Nothing else in an argv is interpreted by tmux's
+// parser.
+func EscapeArg(a string) string {
+	if strings.HasSuffix(a, ";") {
+		return a[:len(a)-1] + `\;`
+	}
+	return a
+}
+
+// Run implements Runner.
+func (r *ExecRunner) Run(ctx context.Context, sock Socket, cmds ...Command) ([][]byte, error) {
+	if len(cmds) == 0 {
+		return nil, nil
+	}
+	for _, c := range cmds {
+		if len(c) == 0 {
+			return nil, errors.New("tmux: empty command")
+		}
+		for _, a := range c {
+			if strings.IndexByte(a, 0) >= 0 {
+				return nil, errors.New("tmux: argument contains a NUL byte")
+			}
+		}
+	}
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+
+	argv := append([]string{"-u"}, sock.Args()...)
+	var marker string
+	if len(cmds) > 1 {
+		var nonce [8]byte
+		_, _ = rand.Read(nonce[:])
+		marker = "\x1etmux-mcp-" + hex.EncodeToString(nonce[:]) + "-"
+	}
+	for i, c := range cmds {
+		if i > 0 {
+			argv = append(argv, ";", "display-message", "-p", fmt.Sprintf("%s%d", marker, i-1), ";")
+		}
+		for _, a := range c {
+			argv = append(argv, EscapeArg(a))
+		}
+	}
+
+	if r.OnSpawn != nil {
+		r.OnSpawn(argv)
+	}
+	cmd := exec.CommandContext(ctx, r.bin(), argv...)
+	cmd.WaitDelay = 500 * time.Millisecond
+	if r.Env != nil {
+		cmd.Env = r.Env
+	}
+	var stdout limitedBuffer
+	var stderr bytes.Buffer
+	stdout.limit = maxOutput
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	runErr := cmd.Run()
+
+	outs := splitMarked(stdout.Bytes(), marker, len(cmds))
+	if runErr == nil && !stdout.overflow {
+		return outs, nil
+	}
+	if ctx.Err() != nil {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, fmt.Errorf("%w (%s)", ErrTimeout, cmds[0][0])
+		}
+		return nil, ctx.Err()
+	}
+	if stdout.overflow {
+		return nil, fmt.Errorf("tmux: reply larger than %d bytes", maxOutput)
+	}
+	var exitErr *exec.ExitError
+	if !errors.As(runErr, &exitErr) {
+		if errors.Is(runErr, exec.ErrNotFound) || errors.Is(runErr, fs.ErrNotExist) || errors.Is(runErr, fs.ErrPermission) {
+			return nil, fmt.Errorf("%w: %s", ErrTmuxMissing, r.bin())
+		}
+		return nil, fmt.Errorf("tmux: %w", runErr)
+	}
+	// The failing command is the first one whose output is missing.
+	failed := len(outs) - 1
+	if failed < 0 {
+		failed = 0
+	}
+	msg := strings.TrimSpace(stderr.String())
+	return outs[:failed], &CommandError{
+		Command:  cmds[failed],
+		Stderr:   msg,
+		ExitCode: exitErr.ExitCode(),
+		Kind:     classify(msg),
+	}
+}
+
+// splitMarked cuts chained output at the marker lines. It returns one slice
+// per command that completed, plus the (possibly partial) output of the
+// command that was running when the chain stopped.
+func splitMarked(out []byte, marker string, n int) [][]byte {
+	if n == 1 {
+		return [][]byte{out}
+	}
+	res := make([][]byte, 0, n)
+	rest := out
+	for i := 0; i < n-1; i++ {
+		m := []byte(fmt.Sprintf("%s%d\n", marker, i))
+		at := bytes.Index(rest, m)
+		if at < 0 {
+			break
+		}
+		res = append(res, rest[:at])
+		rest = rest[at+len(m):]
+	}
+	return append(res, rest)
+}
+
+type limitedBuffer struct {
+	bytes.Buffer
+	limit    int
+	overflow bool
+}
+
+func (b *limitedBuffer) Write(p []byte) (int, error) {
+	if b.Len()+len(p) > b.limit {
+		b.overflow = true
+		return 0, errors.New("reply too large")
+	}
+	return b.Buffer.Write(p)
+}

@@ -1,0 +1,133 @@
+// Package tmuxtest starts isolated tmux servers for tests. Each server gets
+// its own socket name and an empty configuration, and is killed when the test
+// ends, so tests never touch the default socket or a user's server.
+package tmuxtest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+// Server is an isolated tmux server owned by one test.
+type Server struct {
+	t      testing.TB
+	Bin    string
+	Socket tmux.Socket
+}
+
+// Bin returns the tmux binary tests use: $TMUX_MCP_TEST_TMUX or "tmux" on
+// PATH. It fails the test when tmux is missing; CI installs it.
+func Bin(t testing.TB) string {
+	t.Helper()
+	bin := os.Getenv("TMUX_MCP_TEST_TMUX")
+	if bin == "" {
+		bin = "tmux"
+	}
+	p, err := exec.LookPath(bin)
+	if err != nil {
+		t.Fatalf("tmux is required for this test: %v", err)
+	}
+	return p
+}
+
+// New starts an isolated server with one detached session named "main"
+// (80x24) and registers its shutdown with t.Cleanup.
+func New(t testing.TB) *Server {
+	t.Helper()
+	return NewWith(t, "main")
+}
+
+// NewWith starts an isolated server with the given sessions (none when no
+// names are given: the server is then not running at all).
+func NewWith(t testing.TB, sessions ...string) *Server {
+	t.Helper()
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	s := &Server{t: t, Bin: Bin(t), Socket: tmux.Socket{Name: "tmuxmcp-test-" + hex.EncodeToString(b[:])}}
+	t.Cleanup(s.Kill)
+	for _, name := range sessions {
+		s.MustRun("new-session", "-d", "-s", name, "-x", "80", "-y", "24")
+	}
+	return s
+}
+
+// SocketPath is the filesystem path of the server's socket.
+func (s *Server) SocketPath() string {
+	dir := os.Getenv("TMUX_TMPDIR")
+	if dir == "" {
+		dir = "/tmp"
+	}
+	return filepath.Join(dir, fmt.Sprintf("tmux-%d", os.Geteuid()), s.Socket.Name)
+}
+
+// Run runs one tmux command on this server and returns its trimmed output.
+func (s *Server) Run(args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	argv := append([]string{"-u", "-f", "/dev/null", "-L", s.Socket.Name}, args...)
+	cmd := exec.CommandContext(ctx, s.Bin, argv...)
+	cmd.Env = CleanEnv()
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return strings.TrimSpace(string(out)), fmt.Errorf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimRight(string(out), "\n"), nil
+}
+
+// MustRun is Run that fails the test on error.
+func (s *Server) MustRun(args ...string) string {
+	s.t.Helper()
+	out, err := s.Run(args...)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return out
+}
+
+// Kill ends the server (if it runs) and removes its socket.
+func (s *Server) Kill() {
+	_, _ = s.Run("kill-server")
+	_ = os.Remove(s.SocketPath())
+}
+
+// CleanEnv is the environment with TMUX and TMUX_PANE removed, so a test
+// started from inside tmux cannot reach the developer's server by accident.
+func CleanEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		if strings.HasPrefix(kv, "TMUX=") || strings.HasPrefix(kv, "TMUX_PANE=") {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// Runner returns an ExecRunner for this server's binary with a clean
+// environment.
+func (s *Server) Runner() *tmux.ExecRunner {
+	return &tmux.ExecRunner{Bin: s.Bin, Env: CleanEnv()}
+}
+
+// WaitFor polls cond until it holds or the timeout passes; tests use it only
+// to let a shell in a pane print something, never in product code.
+func WaitFor(t testing.TB, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("condition not met within %v", timeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
