@@ -3,6 +3,9 @@ package server
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -108,4 +111,31 @@ func withField(fields []string, f string) []string {
 		}
 	}
 	return append(append([]string{}, fields...), f)
+}
+
+// startDirectory resolves a start_directory argument before it reaches tmux:
+// "~" and "~/x" expand to the home directory, a relative path resolves
+// against this process's working directory, and the result must be an
+// existing directory (tmux would otherwise silently start in another one).
+func startDirectory(p *string) (string, error) {
+	d := str(p)
+	if d == "" {
+		return "", nil
+	}
+	if d == "~" || strings.HasPrefix(d, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", expectedf("start_directory: cannot expand ~: %v", err)
+		}
+		d = filepath.Join(home, strings.TrimPrefix(d, "~"))
+	}
+	abs, err := filepath.Abs(d)
+	if err != nil {
+		return "", expectedf("start_directory: %v", err)
+	}
+	st, err := os.Stat(abs)
+	if err != nil || !st.IsDir() {
+		return "", expectedf("start_directory %s is not an existing directory", abs)
+	}
+	return abs, nil
 }
