@@ -108,3 +108,73 @@ func atoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
+
+// SessionInfo is the reference's serialized session.
+type SessionInfo struct {
+	SessionID       string  `json:"session_id" desc:"Session ID (e.g. '$1')"`
+	SessionName     *string `json:"session_name" desc:"Session name"`
+	WindowCount     *int    `json:"window_count" desc:"Number of windows"`
+	SessionAttached *string `json:"session_attached" desc:"Number of clients attached (tmux-mcp's own control clients are not counted)"`
+	SessionCreated  *string `json:"session_created" desc:"Creation time (Unix seconds)"`
+	ActivePaneID    *string `json:"active_pane_id" desc:"Active pane of the session's current window"`
+}
+
+// sessionFields feed SessionInfo; in a list-sessions (or display-message)
+// context #{pane_id} is the active pane of the session's current window.
+var sessionFields = []string{"session_id", "session_name", "session_windows", "session_attached", "session_created", "pane_id"}
+
+func sessionInfo(r tmux.Row) SessionInfo {
+	return SessionInfo{
+		SessionID:       r["session_id"],
+		SessionName:     strp(r, "session_name"),
+		WindowCount:     intp(r, "session_windows"),
+		SessionAttached: strp(r, "session_attached"),
+		SessionCreated:  strp(r, "session_created"),
+		ActivePaneID:    strp(r, "pane_id"),
+	}
+}
+
+// WindowInfo is the reference's serialized window.
+type WindowInfo struct {
+	WindowID     string  `json:"window_id" desc:"Window ID (e.g. '@1')"`
+	WindowName   *string `json:"window_name" desc:"Window name"`
+	WindowIndex  *string `json:"window_index" desc:"Window index within its session"`
+	SessionID    *string `json:"session_id" desc:"Parent session ID"`
+	SessionName  *string `json:"session_name" desc:"Parent session name"`
+	PaneCount    *int    `json:"pane_count" desc:"Number of panes"`
+	WindowLayout *string `json:"window_layout" desc:"Layout string"`
+	WindowActive *string `json:"window_active" desc:"Active flag ('1' or '0')"`
+	WindowWidth  *string `json:"window_width" desc:"Width in columns"`
+	WindowHeight *string `json:"window_height" desc:"Height in rows"`
+	ActivePaneID *string `json:"active_pane_id" desc:"Active pane of the window"`
+}
+
+// windowFields feed WindowInfo; in a window context #{pane_id} is the
+// window's active pane.
+var windowFields = []string{"window_id", "window_name", "window_index", "session_id", "session_name", "window_panes",
+	"window_layout", "window_active", "window_width", "window_height", "pane_id"}
+
+func windowInfo(r tmux.Row) WindowInfo {
+	return WindowInfo{
+		WindowID:     r["window_id"],
+		WindowName:   strp(r, "window_name"),
+		WindowIndex:  strp(r, "window_index"),
+		SessionID:    strp(r, "session_id"),
+		SessionName:  strp(r, "session_name"),
+		PaneCount:    intp(r, "window_panes"),
+		WindowLayout: strp(r, "window_layout"),
+		WindowActive: strp(r, "window_active"),
+		WindowWidth:  strp(r, "window_width"),
+		WindowHeight: strp(r, "window_height"),
+		ActivePaneID: strp(r, "pane_id"),
+	}
+}
+
+// ServerInfo is the reference's serialized server.
+type ServerInfo struct {
+	IsAlive      bool    `json:"is_alive" desc:"Whether a tmux server answers on this socket"`
+	SocketName   *string `json:"socket_name" desc:"Socket name (tmux -L), when known"`
+	SocketPath   *string `json:"socket_path" desc:"Socket path (tmux -S), when known"`
+	SessionCount *int    `json:"session_count" desc:"Number of sessions (0 when the server is not running)"`
+	Version      *string `json:"version" desc:"tmux version of the server"`
+}
