@@ -166,18 +166,17 @@ func serve(ctx context.Context, srv *server.Server, stdin io.Reader, stdout io.W
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
 		logger.Info("tmux-mcp speaks MCP on stdin/stdout; an MCP client should start it. Try `tmux-mcp doctor` or `tmux-mcp --help`.")
 	}
-	t := &mcp.IOTransport{Reader: io.NopCloser(stdin), Writer: nopWriteCloser{stdout}}
-	err := srv.MCP().Run(ctx, t)
+	// Answer what was received before stdin closed; waits are bounded by
+	// the configured ceiling, so that bounds the drain too.
+	maxWait := time.Duration(srv.Config().WaitMax*float64(time.Second)) + 10*time.Second
+	d := newDrainingStdio(stdin, stdout, maxWait)
+	err := srv.MCP().Run(ctx, &mcp.IOTransport{Reader: d, Writer: d})
 	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && !strings.Contains(err.Error(), "closed") {
 		logger.Error("server stopped", "error", err)
 		return 1
 	}
 	return 0
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()
