@@ -20,7 +20,7 @@ import (
 // to a tmux-mcp server pointed at it (by configured socket name, as a user
 // would set TMUX_MCP_SOCKET).
 type env struct {
-	t    *testing.T
+	t    testing.TB
 	tmux *tmuxtest.Server
 	srv  *Server
 	cs   *mcp.ClientSession
@@ -35,12 +35,12 @@ func withConfig(f func(*config.Config)) envOption { return f }
 
 // newEnv starts an isolated tmux server with one session "main" and a
 // connected client.
-func newEnv(t *testing.T, opts ...envOption) *env {
+func newEnv(t testing.TB, opts ...envOption) *env {
 	t.Helper()
 	return newEnvOn(t, tmuxtest.New(t), opts...)
 }
 
-func newEnvOn(t *testing.T, ts *tmuxtest.Server, opts ...envOption) *env {
+func newEnvOn(t testing.TB, ts *tmuxtest.Server, opts ...envOption) *env {
 	t.Helper()
 	cfg := config.Config{
 		SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Destructive,
@@ -52,7 +52,7 @@ func newEnvOn(t *testing.T, ts *tmuxtest.Server, opts ...envOption) *env {
 	return newEnvWith(t, ts, cfg, ts.Runner())
 }
 
-func newEnvWith(t *testing.T, ts *tmuxtest.Server, cfg config.Config, r tmux.Runner) *env {
+func newEnvWith(t testing.TB, ts *tmuxtest.Server, cfg config.Config, r tmux.Runner) *env {
 	t.Helper()
 	level := slog.LevelError + 100
 	if os.Getenv("TMUX_MCP_TEST_LOG") != "" {
@@ -149,7 +149,7 @@ func text(res *mcp.CallToolResult) string {
 // validateOutput checks a structured result against the tool's output
 // schema with the SDK's own JSON Schema implementation, independent of our
 // validator.
-func validateOutput(t *testing.T, srv *Server, name string, structured any) {
+func validateOutput(t testing.TB, srv *Server, name string, structured any) {
 	t.Helper()
 	var tool *Tool
 	for _, x := range srv.All() {
