@@ -63,9 +63,9 @@ func TestToolSchemasGolden(t *testing.T) {
 // seedCheck compares one of our schemas with a fixture built from the
 // reference's published documentation.
 type seedCheck struct {
-	name   string
+	name    string
 	fixture string
-	schema func(s *Server) map[string]any
+	schema  func(s *Server) map[string]any
 }
 
 func toolInput(name string) func(*Server) map[string]any {

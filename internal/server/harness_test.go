@@ -28,9 +28,9 @@ type env struct {
 
 type envOption func(*config.Config)
 
-func withTier(t config.Tier) envOption         { return func(c *config.Config) { c.Safety = t } }
-func withCaller(c config.Caller) envOption     { return func(cfg *config.Config) { cfg.Caller = c } }
-func withToolsets(ts ...string) envOption      { return func(c *config.Config) { c.Toolsets = ts } }
+func withTier(t config.Tier) envOption            { return func(c *config.Config) { c.Safety = t } }
+func withCaller(c config.Caller) envOption        { return func(cfg *config.Config) { cfg.Caller = c } }
+func withToolsets(ts ...string) envOption         { return func(c *config.Config) { c.Toolsets = ts } }
 func withConfig(f func(*config.Config)) envOption { return f }
 
 // newEnv starts an isolated tmux server with one session "main" and a
