@@ -50,6 +50,7 @@ Usage:
   tmux-mcp [flags] call TOOL ['JSON']  run one tool in-process and print its result as JSON
   tmux-mcp [flags] tools               list the tools visible at the configured tier
   tmux-mcp [flags] doctor              check tmux, the socket, the caller and the configuration
+  tmux-mcp docs [--check]              regenerate docs/tools.md and the README tool table (run at the repo root)
   tmux-mcp --version | --help
 
 Register with a client, for example Claude Code:
@@ -151,6 +152,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return listTools(srv, stdout)
 	case "doctor":
 		return doctor(ctx, cfg, stdout)
+	case "docs":
+		return docs(".", len(rest) > 1 && rest[1] == "--check", stdout, stderr)
 	case "help":
 		fs.Usage()
 		return 0

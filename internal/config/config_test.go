@@ -1,0 +1,65 @@
+package config
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+func envOf(m map[string]string) Getenv { return func(k string) string { return m[k] } }
+
+func TestFromEnv(t *testing.T) {
+	cases := []struct {
+		name  string
+		env   map[string]string
+		check func(Config) bool
+		warns int
+	}{
+		{"defaults", nil, func(c Config) bool {
+			return c.Safety == Mutating && c.WaitMax == 30 && c.SuppressHistory && c.TmuxBin == "tmux"
+		}, 0},
+		{"reference names", map[string]string{"LIBTMUX_SOCKET": "s", "LIBTMUX_SOCKET_PATH": "/p", "LIBTMUX_TMUX_BIN": "/b",
+			"LIBTMUX_SAFETY": "destructive", "LIBTMUX_MCP_WAIT_MAX_SECONDS": "5", "LIBTMUX_SUPPRESS_HISTORY": "0"},
+			func(c Config) bool {
+				return c.SocketName == "s" && c.SocketPath == "/p" && c.TmuxBin == "/b" && c.Safety == Destructive && c.WaitMax == 5 && !c.SuppressHistory
+			}, 0},
+		{"ours win", map[string]string{"LIBTMUX_SOCKET": "theirs", "TMUX_MCP_SOCKET": "ours"}, func(c Config) bool { return c.SocketName == "ours" }, 0},
+		{"bad tier is readonly", map[string]string{"TMUX_MCP_SAFETY": "root"}, func(c Config) bool { return c.Safety == Readonly }, 1},
+		{"tier is case-insensitive", map[string]string{"TMUX_MCP_SAFETY": "ReadOnly"}, func(c Config) bool { return c.Safety == Readonly }, 0},
+		{"wait below floor", map[string]string{"TMUX_MCP_WAIT_MAX_SECONDS": "0.1"}, func(c Config) bool { return c.WaitMax == 1 }, 1},
+		{"wait NaN", map[string]string{"TMUX_MCP_WAIT_MAX_SECONDS": "NaN"}, func(c Config) bool { return c.WaitMax == 30 }, 1},
+		{"wait inf", map[string]string{"TMUX_MCP_WAIT_MAX_SECONDS": "+Inf"}, func(c Config) bool { return c.WaitMax == 30 }, 1},
+		{"toolsets", map[string]string{"TMUX_MCP_TOOLSETS": " pane, ,server"}, func(c Config) bool {
+			return strings.Join(c.Toolsets, "/") == "pane/server"
+		}, 0},
+		{"caller", map[string]string{"TMUX": "/tmp/tmux-0/default,123,4", "TMUX_PANE": "%7"}, func(c Config) bool {
+			return c.Caller.SocketPath == "/tmp/tmux-0/default" && c.Caller.ServerPID == "123" && c.Caller.PaneID == "%7"
+		}, 0},
+		{"garbage caller pane", map[string]string{"TMUX_PANE": "%x"}, func(c Config) bool { return c.Caller.PaneID == "" && !c.Caller.InTmux() }, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, warns, err := FromEnv(envOf(c.env))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !c.check(cfg) {
+				t.Errorf("config %+v", cfg)
+			}
+			if len(warns) != c.warns {
+				t.Errorf("warnings %v, want %d", warns, c.warns)
+			}
+			for _, w := range warns {
+				for _, v := range c.env {
+					if v != "" && strings.Contains(string(w), v) && len(v) > 2 {
+						t.Errorf("warning echoes value: %s", w)
+					}
+				}
+			}
+		})
+	}
+	_, _, err := FromEnv(envOf(map[string]string{"TMUX_MCP_SUPPRESS_HISTORY": "yes-secret"}))
+	if !errors.Is(err, ErrInvalid) || strings.Contains(err.Error(), "yes-secret") {
+		t.Errorf("suppress history: %v", err)
+	}
+}
