@@ -76,15 +76,6 @@ func toolOutput(name string) func(*Server) map[string]any {
 	return func(s *Server) map[string]any { return s.tool(name).output }
 }
 
-func (s *Server) tool(name string) *Tool {
-	for _, t := range s.all {
-		if t.Name == name {
-			return t
-		}
-	}
-	return nil
-}
-
 // TestSeedSchemas: every property of the reference keeps its name, JSON
 // types, default, enum and required-ness; we add only what Additions lists.
 func TestSeedSchemas(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
-	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -134,16 +133,6 @@ func (e *env) list(name string, args any, out any) {
 	if err := json.Unmarshal(wrapped.Result, out); err != nil {
 		e.t.Fatalf("%s: decode: %v", name, err)
 	}
-}
-
-func text(res *mcp.CallToolResult) string {
-	var b strings.Builder
-	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			b.WriteString(tc.Text)
-		}
-	}
-	return b.String()
 }
 
 // validateOutput checks a structured result against the tool's output

@@ -39,6 +39,8 @@ var readToolSamples = map[string]struct {
 }{
 	"get_pane_info": {map[string]any{"pane_id": "%0"}, 1},
 	"list_panes":    {map[string]any{}, 1},
+	"call_readonly_tools_batch": {map[string]any{"operations": []any{
+		map[string]any{"tool": "get_pane_info", "arguments": map[string]any{"pane_id": "%0"}}}}, 1},
 }
 
 // TestProcessesPerReadTool counts tmux processes per read tool call with

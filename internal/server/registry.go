@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -239,4 +240,25 @@ func waitForPreviousNote(raw json.RawMessage, req *mcp.CallToolRequest) string {
 		client = fmt.Sprintf("%s (%s)", ip.ClientInfo.Name, ip.ClientInfo.Version)
 	}
 	return " wait_for_previous is a scheduling hint that " + client + " leaked into the tool arguments; it is not a tool argument."
+}
+
+// tool returns the table entry of a tool, visible or not.
+func (s *Server) tool(name string) *Tool {
+	for _, t := range s.all {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// text joins a result's text content.
+func text(res *mcp.CallToolResult) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			b.WriteString(tc.Text)
+		}
+	}
+	return b.String()
 }

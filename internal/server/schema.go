@@ -30,6 +30,12 @@ type schemaer interface{ jsonSchema() map[string]any }
 
 var schemaerType = reflect.TypeFor[schemaer]()
 
+// closedObject marks a nested argument struct whose schema forbids unknown
+// keys (batch operations), as the top-level arguments always do.
+type closedObject interface{ closedSchema() }
+
+var closedType = reflect.TypeFor[closedObject]()
+
 type fieldInfo struct {
 	name     string
 	index    []int
@@ -133,7 +139,7 @@ func typeSchema(t reflect.Type) (map[string]any, bool, error) {
 		}
 		return map[string]any{"type": "object", "additionalProperties": v}, false, nil
 	case reflect.Struct:
-		s, err := objectSchema(t, false)
+		s, err := objectSchema(t, t.Implements(closedType))
 		return s, false, err
 	case reflect.Interface:
 		return map[string]any{}, false, nil
