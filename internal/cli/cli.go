@@ -23,6 +23,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/audit"
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/server"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
@@ -133,7 +134,15 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		logger.Warn(string(w))
 	}
 	server.Version = Version()
-	srv, err := server.New(cfg, server.Options{Logger: logger})
+	auditLog := audit.New(stderr)
+	if cfg.AuditLog != "" {
+		if auditLog, err = audit.Open(cfg.AuditLog); err != nil {
+			fmt.Fprintln(stderr, "tmux-mcp:", err)
+			return 2
+		}
+		defer auditLog.Close()
+	}
+	srv, err := server.New(cfg, server.Options{Logger: logger, Audit: auditLog})
 	if err != nil {
 		fmt.Fprintln(stderr, "tmux-mcp:", err)
 		return 2

@@ -181,19 +181,23 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 	return &t
 }
 
-// invoke runs a tool with validation, panic recovery, the read-only retry
-// and error mapping. It is the single path for every call, including the
-// nested calls of batch tools and the CLI's call subcommand.
-func (s *Server) invoke(ctx context.Context, t *Tool, req *mcp.CallToolRequest, raw json.RawMessage) (res *mcp.CallToolResult) {
+// invoke runs a tool with validation, panic recovery, the read-only retry,
+// error mapping and the audit record. It is the single path for every call,
+// including the nested calls of batch tools and the CLI's call subcommand.
+// parent is the request id of the enclosing batch call, if any.
+func (s *Server) invoke(ctx context.Context, t *Tool, req *mcp.CallToolRequest, raw json.RawMessage, parent string) (res *mcp.CallToolResult) {
+	start := time.Now()
+	id := s.nextRequestID()
+	defer func() { s.auditCall(t.Name, req, raw, id, parent, start, res) }()
 	args, err := checkArguments(t.Title, t.input, raw)
 	if err != nil {
 		te := toToolError(err)
-		if te.Suggestion != "" && req != nil && req.Session != nil {
+		if te.Suggestion != "" && req != nil {
 			te.Suggestion += waitForPreviousNote(raw, req)
 		}
 		return errorResult(te)
 	}
-	c := &Call{Server: s, Req: req, Tool: t}
+	c := &Call{Server: s, Req: req, Tool: t, RequestID: id}
 	res, err = s.safeCall(ctx, t, c, args)
 	if err != nil && t.Tier == config.Readonly && !t.SelfBounded && retryable(err) {
 		s.log.Warn("retrying read-only tool after a transient tmux failure", "tool", t.Name, "error", err)
@@ -212,7 +216,7 @@ func (s *Server) invoke(ctx context.Context, t *Tool, req *mcp.CallToolRequest, 
 		}
 		return errorResult(te)
 	}
-	return res
+	return s.limitSize(t, res)
 }
 
 func (s *Server) safeCall(ctx context.Context, t *Tool, c *Call, args map[string]any) (res *mcp.CallToolResult, err error) {
@@ -236,8 +240,8 @@ func waitForPreviousNote(raw json.RawMessage, req *mcp.CallToolRequest) string {
 		return ""
 	}
 	client := "your MCP client"
-	if ip := req.Session.InitializeParams(); ip != nil && ip.ClientInfo != nil && ip.ClientInfo.Name != "" {
-		client = fmt.Sprintf("%s (%s)", ip.ClientInfo.Name, ip.ClientInfo.Version)
+	if ci := req.ClientInfo(); ci != nil && ci.Name != "" {
+		client = fmt.Sprintf("%s (%s)", ci.Name, ci.Version)
 	}
 	return " wait_for_previous is a scheduling hint that " + client + " leaked into the tool arguments; it is not a tool argument."
 }

@@ -10,9 +10,12 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/audit"
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -27,19 +30,22 @@ type Server struct {
 	log     *slog.Logger
 	all     []*Tool          // every tool, visible or not
 	visible map[string]*Tool // tools at or below the configured tier and in the chosen toolsets
+	audit   *audit.Logger
+	reqSeq  atomic.Uint64
 }
 
 // Options are the collaborators of a Server.
 type Options struct {
 	Tmux   *tmux.Client // nil: exec tmux from cfg.TmuxBin
-	Logger *slog.Logger // nil: discard
+	Logger *slog.Logger  // nil: discard
+	Audit  *audit.Logger // nil: no audit records
 }
 
 // New builds the server and its tool table. It fails when a tool is
 // malformed (no tier, no preset, unknown toolset), so a mistake can never
 // ship a tool that escapes the safety gate.
 func New(cfg config.Config, opts Options) (*Server, error) {
-	s := &Server{cfg: cfg, tmux: opts.Tmux, log: opts.Logger}
+	s := &Server{cfg: cfg, tmux: opts.Tmux, log: opts.Logger, audit: opts.Audit}
 	if s.tmux == nil {
 		s.tmux = tmux.NewExecClient(cfg.TmuxBin)
 	}
@@ -126,7 +132,7 @@ func (s *Server) MCP() *mcp.Server {
 		})
 	for _, t := range s.Visible() {
 		ms.AddTool(t.mcpTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return s.invoke(ctx, t, req, req.Params.Arguments), nil
+			return s.invoke(ctx, t, req, req.Params.Arguments, ""), nil
 		})
 	}
 	ms.AddReceivingMiddleware(s.gate)
@@ -163,6 +169,7 @@ func (s *Server) gate(next mcp.MethodHandler) mcp.MethodHandler {
 		if method == "tools/call" {
 			if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
 				if r := s.refusal(ctr.Params.Name); r != nil {
+					s.auditCall(ctr.Params.Name, ctr, ctr.Params.Arguments, s.nextRequestID(), "", time.Now(), r)
 					return r, nil
 				}
 			}
@@ -217,8 +224,9 @@ func (s *Server) CallTool(ctx context.Context, name string, args json.RawMessage
 // Call is one tool invocation's view of the server.
 type Call struct {
 	*Server
-	Req  *mcp.CallToolRequest
-	Tool *Tool
+	Req       *mcp.CallToolRequest
+	Tool      *Tool
+	RequestID string // this call's id in the audit log
 }
 
 // SocketArgs is the socket selection every tool but list_servers and the

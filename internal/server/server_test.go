@@ -81,7 +81,7 @@ func TestPanicBecomesErrorResult(t *testing.T) {
 	s := allToolsServer(t)
 	boom := define(Tool{Name: "boom", Title: "Boom", Description: "d", Tier: config.Readonly, Preset: RO, Toolset: "pane"},
 		func(ctx context.Context, c *Call, a struct{}) (Text, error) { panic("kaboom") })
-	res := s.invoke(context.Background(), boom, nil, json.RawMessage(`{}`))
+	res := s.invoke(context.Background(), boom, nil, json.RawMessage(`{}`), "")
 	if !res.IsError || res.Meta["error_type"] != "InternalError" || strings.Contains(text(res), "kaboom") {
 		t.Errorf("panic result: %+v %q", res.Meta, text(res))
 	}

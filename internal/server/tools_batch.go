@@ -91,7 +91,7 @@ func (c *Call) runBatch(ctx context.Context, ceiling config.Tier, a batchArgs) (
 			row.Content = []map[string]any{{"type": "text", "text": refusal}}
 		} else {
 			args, _ := json.Marshal(op.Arguments)
-			r := c.invoke(ctx, c.visible[op.Tool], c.Req, args)
+			r := c.invoke(ctx, c.visible[op.Tool], c.Req, args, c.RequestID)
 			row.Success = !r.IsError
 			row.Content = contentMaps(r.Content)
 			if r.IsError {

@@ -1,0 +1,48 @@
+package server
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/audit"
+)
+
+// nextRequestID numbers tool calls within this process; nested batch calls
+// get their own number and name their parent.
+func (s *Server) nextRequestID() string {
+	return strconv.FormatUint(s.reqSeq.Add(1), 10)
+}
+
+// auditCall writes the audit record of one tool call (never its result).
+func (s *Server) auditCall(tool string, req *mcp.CallToolRequest, raw json.RawMessage, id, parent string, start time.Time, res *mcp.CallToolResult) {
+	if s.audit == nil {
+		return
+	}
+	var args map[string]any
+	_ = json.Unmarshal(raw, &args)
+	r := audit.Record{
+		Time:       start.UTC(),
+		Tool:       tool,
+		Outcome:    "ok",
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000,
+		RequestID:  id,
+		Parent:     parent,
+		Args:       audit.Redact(args),
+	}
+	if res != nil && res.IsError {
+		r.Outcome = "error"
+		r.ErrorType, _ = res.Meta["error_type"].(string)
+	}
+	if req != nil {
+		if ci := req.ClientInfo(); ci != nil {
+			r.Client = ci.Name
+		}
+		if req.Session != nil {
+			r.Session = req.Session.ID()
+		}
+	}
+	s.audit.Log(r)
+}
