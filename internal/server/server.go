@@ -36,7 +36,7 @@ type Server struct {
 
 // Options are the collaborators of a Server.
 type Options struct {
-	Tmux   *tmux.Client // nil: exec tmux from cfg.TmuxBin
+	Tmux   *tmux.Client  // nil: exec tmux from cfg.TmuxBin
 	Logger *slog.Logger  // nil: discard
 	Audit  *audit.Logger // nil: no audit records
 }
