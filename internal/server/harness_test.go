@@ -32,6 +32,9 @@ func withCaller(c config.Caller) envOption        { return func(cfg *config.Conf
 func withToolsets(ts ...string) envOption         { return func(c *config.Config) { c.Toolsets = ts } }
 func withConfig(f func(*config.Config)) envOption { return f }
 
+// configT lets test files name the config type without importing config.
+type configT = config.Config
+
 // newEnv starts an isolated tmux server with one session "main" and a
 // connected client.
 func newEnv(t testing.TB, opts ...envOption) *env {

@@ -141,3 +141,13 @@ func DedupeBy(rows []Row, key string) []Row {
 	}
 	return out
 }
+
+// RunChild runs commands as a separate tmux client process, whatever the
+// Runner is. Commands that block their client (wait-for) must never share a
+// connection with other calls; the child is killed when ctx ends.
+func (c *Client) RunChild(ctx context.Context, sock Socket, cmds ...Command) ([][]byte, error) {
+	if cr, ok := c.Runner.(interface{ ExecFallback() Runner }); ok {
+		return cr.ExecFallback().Run(ctx, sock, cmds...)
+	}
+	return c.Runner.Run(ctx, sock, cmds...)
+}
