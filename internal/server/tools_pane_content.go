@@ -1,0 +1,371 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+func init() { toolGroups = append(toolGroups, paneContentTools) }
+
+type capturePaneArgs struct {
+	PaneTarget
+	Start    *int `json:"start" desc:"First line (tmux -S): 0 is the top visible row, negative numbers reach into scrollback."`
+	End      *int `json:"end" desc:"Last line (tmux -E); default the bottom visible row."`
+	MaxLines *int `json:"max_lines" default:"500" desc:"Keep at most this many lines (the tail); null for no cap. Must be positive."`
+	SocketArgs
+}
+
+type snapshotPaneArgs struct {
+	PaneTarget
+	MaxLines *int `json:"max_lines" default:"500" desc:"Keep at most this many content lines (the tail); null for no cap. Must be positive."`
+	SocketArgs
+}
+
+type searchPanesArgs struct {
+	Pattern                string  `json:"pattern" desc:"Text to find; literal text unless regex is true."`
+	Regex                  bool    `json:"regex" default:"false" desc:"Treat pattern as a regular expression (Go RE2 syntax)."`
+	SessionName            *string `json:"session_name" desc:"Limit the search to this session."`
+	SessionID              *string `json:"session_id" desc:"Limit the search to this session (e.g. '$1')."`
+	MatchCase              bool    `json:"match_case" default:"false" desc:"Match case exactly; default is case-insensitive."`
+	ContentStart           *int    `json:"content_start" desc:"First line searched (tmux -S); negative reaches into scrollback. Default: the visible screen."`
+	ContentEnd             *int    `json:"content_end" desc:"Last line searched (tmux -E)."`
+	MaxMatchedLinesPerPane int     `json:"max_matched_lines_per_pane" default:"50" desc:"Per-pane cap on matched_lines; the most recent lines are kept."`
+	Limit                  *int    `json:"limit" default:"500" desc:"Maximum matching panes on this page; null for no cap."`
+	Offset                 int     `json:"offset" default:"0" desc:"Skip this many matching panes (pagination)."`
+	SocketArgs
+}
+
+type displayMessageArgs struct {
+	FormatString string `json:"format_string" desc:"tmux format, e.g. '#{pane_id} #{window_zoomed_flag}'."`
+	PaneTarget
+	SocketArgs
+}
+
+func paneContentTools() []*Tool {
+	return []*Tool{
+		define(Tool{
+			Name: "capture_pane", Title: "Capture Pane", Toolset: "pane", Tier: config.Readonly, Preset: RO,
+			Description: "Read a pane's text as shown: the visible screen, or a line range with start/end (negative reaches into scrollback). Keeps the last max_lines lines; a cut is announced by a first line '[... truncated K lines ...]'. Use snapshot_pane to also get cursor and mode, search_panes to find which pane shows something.",
+		}, func(ctx context.Context, c *Call, a capturePaneArgs) (Text, error) {
+			if err := positive("max_lines", a.MaxLines); err != nil {
+				return "", err
+			}
+			sock := c.Socket(a.SocketArgs)
+			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
+			if err != nil {
+				return "", err
+			}
+			outs, err := c.tmux.Run(ctx, sock, captureCmd(id, false, a.Start, a.End))
+			if err != nil {
+				return "", notFoundAs(err, "pane", id)
+			}
+			kept, dropped := tailLines(captureLines(outs[0]), a.MaxLines)
+			text := strings.Join(kept, "\n")
+			if dropped > 0 {
+				text = fmt.Sprintf("[... truncated %d lines ...]\n", dropped) + text
+			}
+			return Text(limitTextTail(text)), nil
+		}),
+		define(Tool{
+			Name: "snapshot_pane", Title: "Snapshot Pane", Toolset: "pane", Tier: config.Readonly, Preset: RO, AlwaysLoad: true,
+			Description: "One-call view of a pane: visible text plus cursor position, size, geometry, copy-mode and scroll state, alternate screen, dead flag, title, command and path. Prefer it over capture_pane + get_pane_info when the cursor or mode matters. content keeps the last max_lines lines (see content_truncated).",
+		}, func(ctx context.Context, c *Call, a snapshotPaneArgs) (PaneSnapshot, error) {
+			if err := positive("max_lines", a.MaxLines); err != nil {
+				return PaneSnapshot{}, err
+			}
+			sock := c.Socket(a.SocketArgs)
+			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
+			if err != nil {
+				return PaneSnapshot{}, err
+			}
+			// capture-pane first: it fails on a missing pane, where
+			// display-message would answer with empty fields.
+			outs, err := c.tmux.Run(ctx, sock,
+				captureCmd(id, false, nil, nil),
+				tmux.Command{"display-message", "-p", "-t", id, tmux.Format(snapshotFields...)})
+			if err != nil {
+				return PaneSnapshot{}, notFoundAs(err, "pane", id)
+			}
+			rows, err := tmux.ParseRows(outs[1], snapshotFields)
+			if err != nil {
+				return PaneSnapshot{}, err
+			}
+			if len(rows) == 0 || rows[0]["pane_id"] != id {
+				return PaneSnapshot{}, &tmux.NotFoundError{What: "pane", Detail: id}
+			}
+			kept, dropped := tailLines(captureLines(outs[0]), a.MaxLines)
+			return c.paneSnapshot(rows[0], strings.Join(kept, "\n"), dropped), nil
+		}),
+		define(Tool{
+			Name: "search_panes", Title: "Search Panes", Toolset: "pane", Tier: config.Readonly, Preset: RO,
+			Description: "Find which panes show some text: searches every pane's visible screen (or the content_start/content_end range), wrapped lines joined, and returns the matching panes with their matching lines. Literal and case-insensitive unless regex/match_case. Paginated by pane with offset/limit.",
+		}, func(ctx context.Context, c *Call, a searchPanesArgs) (SearchPanesResult, error) {
+			return c.searchPanes(ctx, a)
+		}),
+		define(Tool{
+			Name: "display_message", Title: "Evaluate tmux Format String", Toolset: "pane", Tier: config.Readonly, Preset: RO,
+			Description: "Evaluate a tmux format string against a pane, e.g. '#{pane_id} #{window_zoomed_flag}', for fields no other tool reports. Jobs '#(...)' and the re-expanding modifiers E and T are refused, since values can come from programs in the pane.",
+		}, func(ctx context.Context, c *Call, a displayMessageArgs) (Text, error) {
+			if err := checkFormat(a.FormatString); err != nil {
+				return "", err
+			}
+			sock := c.Socket(a.SocketArgs)
+			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
+			if err != nil {
+				return "", err
+			}
+			// display-message does not fail on a missing pane, so the
+			// target is checked by a list-panes that does, in the same
+			// round trip.
+			outs, err := c.tmux.Run(ctx, sock,
+				tmux.Command{"list-panes", "-t", id, "-F", ""},
+				tmux.Command{"display-message", "-p", "-t", id, "--", a.FormatString})
+			if err != nil {
+				return "", notFoundAs(err, "pane", id)
+			}
+			return Text(strings.TrimRight(string(outs[1]), "\n")), nil
+		}),
+	}
+}
+
+// targetPaneID turns a pane target into a pane id. A pane_id is only
+// validated (the caller's own command checks that it exists, in its single
+// round trip); the other targets cost one list-panes to find their first
+// pane.
+func (c *Call) targetPaneID(ctx context.Context, sock tmux.Socket, t PaneTarget) (string, error) {
+	if id := str(t.PaneID); id != "" {
+		pid, err := tmux.ParsePaneID(id)
+		if err != nil {
+			return "", err
+		}
+		return string(pid), nil
+	}
+	r, err := c.firstPane(ctx, sock, tmux.PaneScope{WindowID: str(t.WindowID), SessionID: str(t.SessionID), SessionName: str(t.SessionName)}, []string{"pane_id"})
+	if err != nil {
+		return "", err
+	}
+	return r["pane_id"], nil
+}
+
+func captureCmd(id string, join bool, start, end *int) tmux.Command {
+	cmd := tmux.Command{"capture-pane", "-p"}
+	if join {
+		cmd = append(cmd, "-J")
+	}
+	cmd = append(cmd, "-t", id)
+	if start != nil {
+		cmd = append(cmd, "-S", strconv.Itoa(*start))
+	}
+	if end != nil {
+		cmd = append(cmd, "-E", strconv.Itoa(*end))
+	}
+	return cmd
+}
+
+// captureLines splits capture-pane output into rows and drops the blank
+// rows at the bottom (an idle pane's empty screen below the prompt).
+func captureLines(out []byte) []string {
+	s := strings.TrimSuffix(string(out), "\n")
+	lines := strings.Split(s, "\n")
+	n := len(lines)
+	for n > 0 && strings.TrimRight(lines[n-1], " ") == "" {
+		n--
+	}
+	return lines[:n]
+}
+
+// tailLines keeps the last max lines (all when max is nil) and reports how
+// many were dropped from the head.
+func tailLines(lines []string, max *int) ([]string, int) {
+	if max == nil || len(lines) <= *max {
+		return lines, 0
+	}
+	return lines[len(lines)-*max:], len(lines) - *max
+}
+
+// maxResponseBytes is the reference's response cap (contract 4.3): a text
+// result above it keeps its tail, after a "[... truncated N bytes ...]"
+// line. It only fires when max_lines is null or lines are very long.
+const maxResponseBytes = 1_000_000
+
+func limitTextTail(s string) string {
+	if len(s) <= maxResponseBytes {
+		return s
+	}
+	tail := s[len(s)-(maxResponseBytes-100):]
+	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
+		tail = tail[1:] // drop a split UTF-8 sequence
+	}
+	return fmt.Sprintf("[... truncated %d bytes ...]\n", len(s)-len(tail)) + tail
+}
+
+func positive(name string, n *int) error {
+	if n != nil && *n <= 0 {
+		return expectedf("%s must be a positive integer (or null for no limit)", name)
+	}
+	return nil
+}
+
+// reexpand finds a format modifier that expands a value a second time: E
+// (expand) or T (expand with strftime) at the start of a modifier, that is
+// right after "{" or a ";" separator and followed by ":" or ";". Matching
+// any "{" or ";" (not only real modifier positions) errs on the side of
+// refusing.
+var reexpand = regexp.MustCompile(`[{;][ET][:;]`)
+
+// checkFormat refuses the format syntax that can run or re-evaluate text:
+// jobs #(...) run a shell command, and E/T re-expand a value, which can come
+// from a program in the pane (a title, a path), as a format with its own
+// jobs.
+func checkFormat(f string) error {
+	if strings.Contains(f, "#(") {
+		return expectedf("format_string must not contain '#(': tmux format jobs run shell commands.")
+	}
+	if reexpand.MatchString(f) {
+		return expectedf("format_string must not use the E or T modifiers (e.g. '#{E:...}'): they expand a value a second time, and values such as pane titles come from programs in the pane.")
+	}
+	return nil
+}
+
+// maxChainArgv bounds the argv of one chained capture round trip; tmux
+// refuses a command line over 16 KiB.
+const maxChainArgv = 12 << 10
+
+// chainOverhead approximates what the runner adds per chained command (the
+// ";" separators and the marker display-message).
+const chainOverhead = 64
+
+func (c *Call) searchPanes(ctx context.Context, a searchPanesArgs) (SearchPanesResult, error) {
+	if a.MaxMatchedLinesPerPane <= 0 {
+		return SearchPanesResult{}, expectedf("max_matched_lines_per_pane must be a positive integer")
+	}
+	if a.Limit != nil && *a.Limit <= 0 {
+		return SearchPanesResult{}, expectedf("limit must be a positive integer (or null for no limit)")
+	}
+	if a.Offset < 0 {
+		return SearchPanesResult{}, expectedf("offset must not be negative")
+	}
+	expr := a.Pattern
+	if !a.Regex {
+		expr = regexp.QuoteMeta(expr)
+	}
+	if !a.MatchCase {
+		expr = "(?i)" + expr
+	}
+	re, err := regexp.Compile(expr)
+	if err != nil {
+		return SearchPanesResult{}, expectedf("Invalid regex pattern: %v", err)
+	}
+
+	sock := c.Socket(a.SocketArgs)
+	scope := tmux.PaneScope{SessionID: str(a.SessionID), SessionName: str(a.SessionName)}
+	args, err := scope.Target()
+	if err != nil {
+		return SearchPanesResult{}, err
+	}
+	rows, err := c.tmux.Rows(ctx, sock, append(tmux.Command{"list-panes"}, args...), searchFields)
+	if err != nil {
+		return SearchPanesResult{}, notFoundAs(err, scopeKind(scope), scopeName(scope))
+	}
+	rows = tmux.DedupeBy(rows, "pane_id")
+	sort.SliceStable(rows, func(i, j int) bool {
+		return tmux.PaneID(rows[i]["pane_id"]).Num() < tmux.PaneID(rows[j]["pane_id"]).Num()
+	})
+
+	captures, err := c.captureAll(ctx, sock, rows, a.ContentStart, a.ContentEnd, maxChainArgv)
+	if err != nil {
+		return SearchPanesResult{}, err
+	}
+
+	type hit struct {
+		m   PaneContentMatch
+		cut bool
+	}
+	var hits []hit
+	for _, r := range rows {
+		out, ok := captures[r["pane_id"]]
+		if !ok {
+			continue // the pane went away between the listing and the capture
+		}
+		var matched []string
+		for _, line := range captureLines(out) {
+			line = strings.TrimRight(line, " ")
+			if re.MatchString(line) {
+				matched = append(matched, line)
+			}
+		}
+		if len(matched) == 0 {
+			continue
+		}
+		cut := len(matched) > a.MaxMatchedLinesPerPane
+		if cut {
+			matched = matched[len(matched)-a.MaxMatchedLinesPerPane:]
+		}
+		hits = append(hits, hit{c.paneContentMatch(r, matched), cut})
+	}
+
+	res := SearchPanesResult{Matches: []PaneContentMatch{}, TruncatedPanes: []string{}, TotalPanesMatched: len(hits), Offset: a.Offset, Limit: a.Limit}
+	start := min(a.Offset, len(hits))
+	end := len(hits)
+	if a.Limit != nil && start+*a.Limit < end {
+		end = start + *a.Limit
+	}
+	for _, h := range hits[start:end] {
+		res.Matches = append(res.Matches, h.m)
+		res.Truncated = res.Truncated || h.cut
+	}
+	for _, h := range hits[end:] {
+		res.TruncatedPanes = append(res.TruncatedPanes, h.m.PaneID)
+	}
+	res.Truncated = res.Truncated || len(res.TruncatedPanes) > 0
+	return res, nil
+}
+
+// captureAll captures every listed pane (wrapped lines joined) in as few
+// round trips as maxArgv allows: normally one. A pane that vanished since
+// the listing is skipped rather than failing the search.
+func (c *Call) captureAll(ctx context.Context, sock tmux.Socket, rows []tmux.Row, start, end *int, maxArgv int) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(rows))
+	ids := make([]string, len(rows))
+	for i, r := range rows {
+		ids[i] = r["pane_id"]
+	}
+	for i := 0; i < len(ids); {
+		var cmds []tmux.Command
+		size := 0
+		for j := i; j < len(ids); j++ {
+			cmd := captureCmd(ids[j], true, start, end)
+			n := chainOverhead
+			for _, a := range cmd {
+				n += len(a) + 1
+			}
+			if len(cmds) > 0 && size+n > maxArgv {
+				break
+			}
+			cmds = append(cmds, cmd)
+			size += n
+		}
+		outs, err := c.tmux.Run(ctx, sock, cmds...)
+		for k, o := range outs {
+			out[ids[i+k]] = o
+		}
+		if err != nil {
+			if !tmuxNotFound(err) {
+				return nil, err
+			}
+			// outs holds the captures before the failing one; skip it.
+			i += len(outs) + 1
+			continue
+		}
+		i += len(cmds)
+	}
+	return out, nil
+}
