@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"os"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -170,3 +171,15 @@ func validateOutput(t testing.TB, srv *Server, name string, structured any) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// countingEnv is newEnv with a runner that counts tmux processes (round
+// trips over the exec transport), to hold each tool to its budget.
+func countingEnv(t testing.TB) (*env, *atomic.Int64) {
+	t.Helper()
+	ts := tmuxtest.New(t)
+	var n atomic.Int64
+	r := ts.Runner()
+	r.OnSpawn = func([]string) { n.Add(1) }
+	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Destructive, WaitMax: config.DefaultWaitMax}
+	return newEnvWith(t, ts, cfg, r), &n
+}

@@ -37,8 +37,19 @@ var readToolSamples = map[string]struct {
 	args  map[string]any
 	procs int
 }{
-	"get_pane_info": {map[string]any{"pane_id": "%0"}, 1},
-	"list_panes":    {map[string]any{}, 1},
+	"get_pane_info":         {map[string]any{"pane_id": "%0"}, 1},
+	"capture_pane":          {map[string]any{"pane_id": "%0"}, 1},
+	"snapshot_pane":         {map[string]any{"pane_id": "%0"}, 1},
+	"display_message":       {map[string]any{"pane_id": "%0", "format_string": "#{pane_id}"}, 1},
+	"search_panes":          {map[string]any{"pattern": "x"}, 2}, // list the candidates, then capture them all in one chain
+	"find_pane_by_position": {map[string]any{"corner": "top-left", "window_id": "@0"}, 1},
+	"get_server_info":       {map[string]any{}, 1},
+	"get_session_info":      {map[string]any{"session_id": "$0"}, 1},
+	"get_window_info":       {map[string]any{"window_id": "@0"}, 1},
+	"list_servers":          {map[string]any{}, 1}, // one probe per live server; the test's socket dir holds one
+	"list_sessions":         {map[string]any{}, 1},
+	"list_windows":          {map[string]any{}, 1},
+	"list_panes":            {map[string]any{}, 1},
 	"call_readonly_tools_batch": {map[string]any{"operations": []any{
 		map[string]any{"tool": "get_pane_info", "arguments": map[string]any{"pane_id": "%0"}}}}, 1},
 }
@@ -48,7 +59,17 @@ var readToolSamples = map[string]struct {
 func TestProcessesPerReadTool(t *testing.T) {
 	ts := tmuxtest.New(t)
 	bin, count := countingTmux(t, ts.Bin)
-	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: bin, Safety: config.Readonly, WaitMax: 5}
+	// list_servers scans a private socket directory that holds only this
+	// test's server, so its probe count does not depend on other tests.
+	tmpdir := t.TempDir()
+	sockDir := filepath.Join(tmpdir, fmt.Sprintf("tmux-%d", os.Geteuid()))
+	if err := os.MkdirAll(sockDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(ts.SocketPath(), filepath.Join(sockDir, ts.Socket.Name)); err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: bin, Safety: config.Readonly, WaitMax: 5, TmuxTmpdir: tmpdir}
 	e := newEnvWith(t, ts, cfg, &tmux.ExecRunner{Bin: bin, Env: tmuxtest.CleanEnv()})
 	var report []string
 	for _, tool := range e.srv.Visible() {

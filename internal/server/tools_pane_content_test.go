@@ -8,7 +8,6 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unicode/utf8"
@@ -52,17 +51,6 @@ func seqLines(from, to int) string {
 		b = append(b, strconv.Itoa(i))
 	}
 	return strings.Join(b, "\n")
-}
-
-// countingEnv is newEnv with a runner that counts tmux round trips.
-func countingEnv(t *testing.T) (*env, *atomic.Int64) {
-	t.Helper()
-	ts := tmuxtest.New(t)
-	var n atomic.Int64
-	r := ts.Runner()
-	r.OnSpawn = func([]string) { n.Add(1) }
-	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Readonly, WaitMax: config.DefaultWaitMax}
-	return newEnvWith(t, ts, cfg, r), &n
 }
 
 func TestCapturePane(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
@@ -210,18 +209,6 @@ func TestListServersEmptyDir(t *testing.T) {
 	if got == nil || len(got) != 0 {
 		t.Errorf("no servers: %+v", got)
 	}
-}
-
-// countingEnv is an env whose tmux runner counts the tmux processes it
-// starts, to hold each tool to one round trip.
-func countingEnv(t *testing.T) (*env, *atomic.Int32) {
-	t.Helper()
-	ts := tmuxtest.New(t)
-	var n atomic.Int32
-	r := ts.Runner()
-	r.OnSpawn = func([]string) { n.Add(1) }
-	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Destructive, WaitMax: config.DefaultWaitMax}
-	return newEnvWith(t, ts, cfg, r), &n
 }
 
 func TestReadToolsOneRoundTrip(t *testing.T) {
