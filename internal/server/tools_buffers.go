@@ -1,0 +1,485 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+// Buffers (contract 1.8). tmux's paste buffers are one flat namespace per
+// tmux server, shared with the user and with clipboard sync, so the tools
+// only ever touch buffers this server instance created:
+//
+//	tmux_mcp_<pid>_<start>_<instance>_<nonce>_<logical>
+//
+// pid is this process's id and start its start time (both hex; start is
+// 0 where /proc is missing), which together identify the owning process
+// even after its pid is reused; instance is random per Server; nonce is
+// random per buffer; logical is the caller's label. Every tool refuses a
+// name without this instance's prefix, so a user's or the clipboard's
+// buffers can never be read, pasted or deleted, nor those of another
+// tmux-mcp process. Close deletes the leftovers; a process that died
+// without Close (SIGKILL) has its buffers reclaimed by the next instance
+// that touches the same tmux server.
+
+var (
+	bufferNameRE  = regexp.MustCompile(`^tmux_mcp_([0-9a-f]{1,8})_([0-9a-f]{1,16})_[0-9a-f]{8}_[0-9a-f]{16}_[A-Za-z0-9_.-]{1,64}$`)
+	logicalNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+)
+
+// maxArgContent is the largest content passed to tmux as an argument
+// (set-buffer); tmux refuses a command message over 16 KiB. Larger content,
+// or content with a NUL byte, goes through a private temporary file.
+const maxArgContent = 8 << 10
+
+type bufferState struct {
+	prefix string
+
+	mu        sync.Mutex
+	touched   map[tmux.Socket]bool // servers a buffer tool reached, for Close
+	reclaimed map[tmux.Socket]bool // servers whose dead owners' buffers were reclaimed
+}
+
+// bufferStates holds each Server's buffer namespace, outside the Server
+// struct so this file stays self-contained.
+var bufferStates sync.Map // *Server -> *bufferState
+
+func (s *Server) buffers() *bufferState {
+	if v, ok := bufferStates.Load(s); ok {
+		return v.(*bufferState)
+	}
+	st := &bufferState{
+		prefix:    fmt.Sprintf("tmux_mcp_%x_%s_%s_", os.Getpid(), procStart(os.Getpid()), randHex(4)),
+		touched:   map[tmux.Socket]bool{},
+		reclaimed: map[tmux.Socket]bool{},
+	}
+	v, _ := bufferStates.LoadOrStore(s, st)
+	return v.(*bufferState)
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// procStart returns a process's start time (clock ticks since boot, field
+// 22 of /proc/<pid>/stat) in hex, or "0" when it cannot be read.
+func procStart(pid int) string {
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "0"
+	}
+	// The command name (field 2) is in parentheses and may hold spaces.
+	i := bytes.LastIndexByte(raw, ')')
+	if i < 0 {
+		return "0"
+	}
+	f := strings.Fields(string(raw[i+1:]))
+	if len(f) < 20 {
+		return "0"
+	}
+	n, err := strconv.ParseUint(f[19], 10, 64)
+	if err != nil {
+		return "0"
+	}
+	return strconv.FormatUint(n, 16)
+}
+
+// ownerAlive reports whether the process that named a buffer still runs:
+// its pid exists and, where the start time was recorded, it is the same
+// process rather than a later one that reused the pid.
+func ownerAlive(pidHex, start string) bool {
+	pid, err := strconv.ParseInt(pidHex, 16, 64)
+	if err != nil || pid <= 0 || pid > 1<<31-1 {
+		return false
+	}
+	if pid == int64(os.Getpid()) {
+		return start == procStart(os.Getpid()) || start == "0"
+	}
+	p, err := os.FindProcess(int(pid))
+	if err != nil {
+		return false
+	}
+	defer p.Release()
+	if err := p.Signal(syscall.Signal(0)); errors.Is(err, os.ErrProcessDone) {
+		return false
+	}
+	if start != "0" {
+		if cur := procStart(int(pid)); cur != "0" && cur != start {
+			return false
+		}
+	}
+	return true
+}
+
+// newBufferName allocates a fresh name in this instance's namespace.
+func (st *bufferState) newBufferName(logical string) string {
+	return st.prefix + randHex(8) + "_" + logical
+}
+
+// ownName checks that a caller-supplied name is one of ours.
+func (st *bufferState) ownName(name string) error {
+	if !bufferNameRE.MatchString(name) || !strings.HasPrefix(name, st.prefix) {
+		return &ToolError{
+			Msg:  "Invalid buffer name: only buffer names returned by load_buffer in this server process can be used (other buffers, such as the user's or the clipboard's, are never read, pasted or deleted)",
+			Type: "ExpectedToolError", Expected: true, Suggestion: hint["buffer"],
+		}
+	}
+	return nil
+}
+
+// run is Run for buffer tools: it records the server for Close and, the
+// first time, lists the buffers in the same round trip so that those of
+// dead tmux-mcp processes can be reclaimed.
+func (st *bufferState) run(ctx context.Context, c *Call, sock tmux.Socket, cmds ...tmux.Command) ([][]byte, error) {
+	st.mu.Lock()
+	st.touched[sock] = true
+	first := !st.reclaimed[sock]
+	st.mu.Unlock()
+	if !first {
+		return c.tmux.Run(ctx, sock, cmds...)
+	}
+	all := append([]tmux.Command{{"list-buffers", "-F", "#{buffer_name}"}}, cmds...)
+	outs, err := c.tmux.Run(ctx, sock, all...)
+	if len(outs) > 0 {
+		st.mu.Lock()
+		st.reclaimed[sock] = true
+		st.mu.Unlock()
+		st.reclaim(ctx, c.Server, sock, outs[0])
+		outs = outs[1:]
+	}
+	return outs, err
+}
+
+// reclaim deletes the buffers of tmux-mcp processes that are gone.
+func (st *bufferState) reclaim(ctx context.Context, s *Server, sock tmux.Socket, list []byte) {
+	var dead []string
+	for _, name := range strings.Split(string(list), "\n") {
+		m := bufferNameRE.FindStringSubmatch(name)
+		if m == nil || strings.HasPrefix(name, st.prefix) || ownerAlive(m[1], m[2]) {
+			continue
+		}
+		dead = append(dead, name)
+	}
+	if len(dead) == 0 {
+		return
+	}
+	if err := deleteBuffers(ctx, s.tmux, sock, dead); err != nil {
+		s.log.Warn("reclaiming buffers of exited tmux-mcp processes", "socket", sock.String(), "error", err)
+	} else {
+		s.log.Info("reclaimed buffers of exited tmux-mcp processes", "socket", sock.String(), "count", len(dead))
+	}
+}
+
+// deleteBuffers deletes names in one round trip; if one is already gone,
+// the rest are deleted one by one.
+func deleteBuffers(ctx context.Context, tc *tmux.Client, sock tmux.Socket, names []string) error {
+	cmds := make([]tmux.Command, len(names))
+	for i, n := range names {
+		cmds[i] = tmux.Command{"delete-buffer", "-b", n}
+	}
+	if _, err := tc.Run(ctx, sock, cmds...); err == nil || errors.Is(err, tmux.ErrNoServer) {
+		return nil
+	}
+	var errs []error
+	for _, cmd := range cmds {
+		if _, err := tc.Run(ctx, sock, cmd); err != nil && !errors.Is(err, tmux.ErrNotFound) && !errors.Is(err, tmux.ErrNoServer) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Close deletes the buffers this server created that are still left on
+// every tmux server a buffer tool reached. The CLI calls it on SIGTERM,
+// SIGINT and end of input. A tmux server that is gone is not an error.
+func (s *Server) Close(ctx context.Context) error {
+	v, ok := bufferStates.Load(s)
+	if !ok {
+		return nil
+	}
+	st := v.(*bufferState)
+	st.mu.Lock()
+	socks := make([]tmux.Socket, 0, len(st.touched))
+	for sock := range st.touched {
+		socks = append(socks, sock)
+	}
+	st.mu.Unlock()
+	var errs []error
+	for _, sock := range socks {
+		outs, err := s.tmux.Run(ctx, sock, tmux.Command{"list-buffers", "-F", "#{buffer_name}"})
+		if err != nil {
+			if !errors.Is(err, tmux.ErrNoServer) {
+				errs = append(errs, fmt.Errorf("%s: %w", sock, err))
+			}
+			continue
+		}
+		var mine []string
+		for _, name := range strings.Split(string(outs[0]), "\n") {
+			if strings.HasPrefix(name, st.prefix) && bufferNameRE.MatchString(name) {
+				mine = append(mine, name)
+			}
+		}
+		if len(mine) > 0 {
+			if err := deleteBuffers(ctx, s.tmux, sock, mine); err != nil {
+				errs = append(errs, fmt.Errorf("%s: %w", sock, err))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// loadCommand returns the tmux command that puts content into buffer name
+// and a cleanup for any temporary file it needed. Small content travels as
+// an argument; larger content (or content with a NUL byte) through a file
+// in a fresh 0700 directory, mode 0600, removed by cleanup. Nothing else is
+// ever written to disk.
+func loadCommand(name, content string) (tmux.Command, func(), error) {
+	if len(content) <= maxArgContent && !strings.Contains(content, "\x00") {
+		return tmux.Command{"set-buffer", "-b", name, "--", content}, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "tmux-mcp-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("temporary directory for buffer content: %w", err)
+	}
+	cleanup := func() { _ = os.RemoveAll(dir) }
+	f, err := os.CreateTemp(dir, "buffer-")
+	if err == nil {
+		_, err = f.WriteString(content)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		cleanup()
+		return nil, nil, fmt.Errorf("temporary file for buffer content: %w", err)
+	}
+	return tmux.Command{"load-buffer", "-b", name, f.Name()}, cleanup, nil
+}
+
+// pasteTarget resolves the pane a paste goes to. With a pane_id it returns
+// a command that validates the pane inside the paste's own round trip;
+// otherwise it resolves the pane (first pane of the window or session).
+func (c *Call) pasteTarget(ctx context.Context, sock tmux.Socket, t PaneTarget) ([]tmux.Command, string, error) {
+	if id := str(t.PaneID); id != "" {
+		pid, err := tmux.ParsePaneID(id)
+		if err != nil {
+			return nil, "", err
+		}
+		return []tmux.Command{{"list-panes", "-t", string(pid), "-F", "#{pane_id}"}}, string(pid), nil
+	}
+	r, err := c.resolvePane(ctx, sock, t, []string{"pane_id"})
+	if err != nil {
+		return nil, "", err
+	}
+	return nil, r["pane_id"], nil
+}
+
+// bufferError names the object a failed buffer command could not find.
+func bufferError(err error, pane, buffer string) error {
+	var ce *tmux.CommandError
+	if errors.As(err, &ce) && len(ce.Command) > 0 && tmuxNotFound(err) {
+		switch ce.Command[0] {
+		case "list-panes":
+			return &tmux.NotFoundError{What: "pane", Detail: pane}
+		case "paste-buffer", "show-buffer", "delete-buffer":
+			if strings.Contains(ce.Stderr, "buffer") {
+				return &tmux.NotFoundError{What: "buffer", Detail: buffer}
+			}
+			return &tmux.NotFoundError{What: "pane", Detail: pane}
+		}
+	}
+	return err
+}
+
+type loadBufferArgs struct {
+	Content     string  `json:"content" desc:"Text to stage; may be multi-line. Never logged."`
+	LogicalName *string `json:"logical_name" desc:"Short label, [A-Za-z0-9_.-]{1,64}; empty or null means 'buf'."`
+	SocketArgs
+}
+
+type pasteBufferArgs struct {
+	BufferName  string  `json:"buffer_name" desc:"Full name returned by load_buffer."`
+	PaneID      *string `json:"pane_id" desc:"Pane ID (e.g. '%1'). The preferred target."`
+	Bracket     bool    `json:"bracket" default:"true" desc:"Use bracketed paste, so a shell takes the text as typed, not run line by line."`
+	SessionName *string `json:"session_name" desc:"Session name, used when pane_id is not given."`
+	SessionID   *string `json:"session_id" desc:"Session ID (e.g. '$1'), used when pane_id is not given."`
+	WindowID    *string `json:"window_id" desc:"Window ID (e.g. '@1'), used when pane_id is not given."`
+	SocketArgs
+}
+
+func (a pasteBufferArgs) target() PaneTarget {
+	return PaneTarget{PaneID: a.PaneID, SessionName: a.SessionName, SessionID: a.SessionID, WindowID: a.WindowID}
+}
+
+type pasteTextArgs struct {
+	Text        string  `json:"text" desc:"Text to paste; may be multi-line. Never logged."`
+	PaneID      *string `json:"pane_id" desc:"Pane ID (e.g. '%1'). The preferred target."`
+	Bracket     bool    `json:"bracket" default:"true" desc:"Use bracketed paste, so a shell takes the text as typed, not run line by line."`
+	SessionName *string `json:"session_name" desc:"Session name, used when pane_id is not given."`
+	SessionID   *string `json:"session_id" desc:"Session ID (e.g. '$1'), used when pane_id is not given."`
+	WindowID    *string `json:"window_id" desc:"Window ID (e.g. '@1'), used when pane_id is not given."`
+	SocketArgs
+}
+
+type showBufferArgs struct {
+	BufferName string `json:"buffer_name" desc:"Full name returned by load_buffer."`
+	MaxLines   *int   `json:"max_lines" default:"500" desc:"Keep at most this many trailing lines; null for all."`
+	SocketArgs
+}
+
+type deleteBufferArgs struct {
+	BufferName string `json:"buffer_name" desc:"Full name returned by load_buffer."`
+	SocketArgs
+}
+
+func bufferTools() []*Tool {
+	return []*Tool{
+		define(Tool{
+			Name: "load_buffer", Title: "Load tmux Buffer", Toolset: "buffer", Tier: config.Mutating, Preset: SHL,
+			Description: "Stage text in a new tmux paste buffer owned by this server and get its name back, to paste into one or more panes (paste_buffer), read back (show_buffer) or delete. For a one-shot paste use paste_text. Only buffers made here are reachable; there is no list_buffers.",
+		}, loadBuffer),
+		define(Tool{
+			Name: "paste_buffer", Title: "Paste tmux Buffer", Toolset: "buffer", Tier: config.Mutating, Preset: SHL,
+			Description: "Paste a buffer made by load_buffer into a pane (bracketed paste by default). The buffer stays for further pastes.",
+		}, pasteBuffer),
+		define(Tool{
+			Name: "show_buffer", Title: "Show tmux Buffer", Toolset: "buffer", Tier: config.Readonly, Preset: RO,
+			Description: "Read back a buffer made by load_buffer. Content is byte-exact unless longer than max_lines, then only its last lines.",
+		}, showBuffer),
+		define(Tool{
+			Name: "delete_buffer", Title: "Delete tmux Buffer", Toolset: "buffer", Tier: config.Mutating, Preset: MUT,
+			Description: "Delete a buffer made by load_buffer. Leftover buffers are also deleted when this server shuts down.",
+		}, deleteBuffer),
+		define(Tool{
+			Name: "paste_text", Title: "Paste Text", Toolset: "pane", Tier: config.Mutating, Preset: SHL,
+			Description: "Paste text into a pane as one paste (bracketed by default), through a private buffer that is deleted at once. Better than send_keys for multi-line text or code: a shell or editor takes it as typed, and nothing runs line by line.",
+		}, pasteText),
+	}
+}
+
+func init() { toolGroups = append(toolGroups, bufferTools) }
+
+func loadBuffer(ctx context.Context, c *Call, a loadBufferArgs) (BufferRef, error) {
+	logical := str(a.LogicalName)
+	if logical == "" {
+		logical = "buf"
+	}
+	if !logicalNameRE.MatchString(logical) {
+		return BufferRef{}, expectedf("Invalid logical buffer name: it must match [A-Za-z0-9_.-]{1,64}")
+	}
+	if a.Content == "" {
+		return BufferRef{}, expectedf("content is empty: tmux does not keep an empty buffer")
+	}
+	st := c.buffers()
+	name := st.newBufferName(logical)
+	cmd, cleanup, err := loadCommand(name, a.Content)
+	if err != nil {
+		return BufferRef{}, err
+	}
+	defer cleanup()
+	if _, err := st.run(ctx, c, c.Socket(a.SocketArgs), cmd); err != nil {
+		return BufferRef{}, err
+	}
+	return BufferRef{BufferName: name, LogicalName: a.LogicalName}, nil
+}
+
+func pasteBuffer(ctx context.Context, c *Call, a pasteBufferArgs) (Text, error) {
+	st := c.buffers()
+	if err := st.ownName(a.BufferName); err != nil {
+		return "", err
+	}
+	sock := c.Socket(a.SocketArgs)
+	cmds, pane, err := c.pasteTarget(ctx, sock, a.target())
+	if err != nil {
+		return "", err
+	}
+	paste := tmux.Command{"paste-buffer", "-b", a.BufferName, "-t", pane}
+	if a.Bracket {
+		paste = append(paste, "-p")
+	}
+	if _, err := st.run(ctx, c, sock, append(cmds, paste)...); err != nil {
+		return "", bufferError(err, pane, a.BufferName)
+	}
+	return Text(fmt.Sprintf("Buffer '%s' pasted to pane %s", a.BufferName, pane)), nil
+}
+
+func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
+	if a.Text == "" {
+		return "", expectedf("text is empty: nothing to paste")
+	}
+	st := c.buffers()
+	sock := c.Socket(a.SocketArgs)
+	cmds, pane, err := c.pasteTarget(ctx, sock, PaneTarget{PaneID: a.PaneID, SessionName: a.SessionName, SessionID: a.SessionID, WindowID: a.WindowID})
+	if err != nil {
+		return "", err
+	}
+	name := st.newBufferName("paste")
+	load, cleanup, err := loadCommand(name, a.Text)
+	if err != nil {
+		return "", err
+	}
+	defer cleanup()
+	paste := tmux.Command{"paste-buffer", "-b", name, "-t", pane, "-d"}
+	if a.Bracket {
+		paste = append(paste, "-p")
+	}
+	if _, err := st.run(ctx, c, sock, append(cmds, load, paste)...); err != nil {
+		// The paste may have failed after the load: never leave the text.
+		_, _ = c.tmux.Run(context.WithoutCancel(ctx), sock, tmux.Command{"delete-buffer", "-b", name})
+		return "", bufferError(err, pane, name)
+	}
+	return Text("Text pasted to pane " + pane), nil
+}
+
+func showBuffer(ctx context.Context, c *Call, a showBufferArgs) (BufferContent, error) {
+	st := c.buffers()
+	if err := st.ownName(a.BufferName); err != nil {
+		return BufferContent{}, err
+	}
+	if a.MaxLines != nil && *a.MaxLines <= 0 {
+		return BufferContent{}, expectedf("max_lines must be a positive integer, or null for no limit")
+	}
+	outs, err := st.run(ctx, c, c.Socket(a.SocketArgs), tmux.Command{"show-buffer", "-b", a.BufferName})
+	if err != nil {
+		return BufferContent{}, bufferError(err, "", a.BufferName)
+	}
+	raw := outs[0]
+	if !utf8.Valid(raw) {
+		return BufferContent{}, expectedf("buffer content is not valid UTF-8 text, so it cannot be returned exactly")
+	}
+	res := BufferContent{BufferName: a.BufferName, Content: string(raw)}
+	if a.MaxLines != nil {
+		lines := strings.Split(strings.TrimSuffix(res.Content, "\n"), "\n")
+		if drop := len(lines) - *a.MaxLines; drop > 0 && res.Content != "" {
+			res.Content = strings.Join(lines[drop:], "\n")
+			res.ContentTruncated, res.ContentTruncatedLines = true, drop
+		}
+	}
+	return res, nil
+}
+
+func deleteBuffer(ctx context.Context, c *Call, a deleteBufferArgs) (Text, error) {
+	st := c.buffers()
+	if err := st.ownName(a.BufferName); err != nil {
+		return "", err
+	}
+	if _, err := st.run(ctx, c, c.Socket(a.SocketArgs), tmux.Command{"delete-buffer", "-b", a.BufferName}); err != nil {
+		return "", bufferError(err, "", a.BufferName)
+	}
+	return Text(fmt.Sprintf("Buffer '%s' deleted", a.BufferName)), nil
+}
