@@ -148,14 +148,24 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return 2
 	}
 
+	// Buffers this process created are deleted however serving ends: end of
+	// input, SIGTERM or SIGINT (a SIGKILLed process's buffers are reclaimed
+	// by the next server that uses buffers on that tmux server).
+	cleanup := func() {
+		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := srv.Close(cctx); err != nil {
+			logger.Warn("cleaning up buffers", "error", err)
+		}
+	}
 	rest := fs.Args()
-	if len(rest) == 0 {
+	if len(rest) == 0 || rest[0] == "serve" {
+		defer cleanup()
 		return serve(ctx, srv, stdin, stdout, logger)
 	}
 	switch rest[0] {
-	case "serve":
-		return serve(ctx, srv, stdin, stdout, logger)
 	case "call":
+		defer cleanup()
 		return call(ctx, srv, rest[1:], stdout, stderr)
 	case "tools":
 		return listTools(srv, stdout)

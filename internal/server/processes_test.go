@@ -49,6 +49,10 @@ var readToolSamples = map[string]struct {
 	"list_servers":          {map[string]any{}, 1}, // one probe per live server; the test's socket dir holds one
 	"list_sessions":         {map[string]any{}, 1},
 	"list_windows":          {map[string]any{}, 1},
+	"show_option":           {map[string]any{"option": "status", "scope": "session", "target": "main"}, 1},
+	"show_environment":      {map[string]any{}, 1},
+	"show_hooks":            {map[string]any{"scope": "server"}, 1},
+	"show_hook":             {map[string]any{"hook_name": "pane-exited", "global_": true}, 1},
 	"list_panes":            {map[string]any{}, 1},
 	"call_readonly_tools_batch": {map[string]any{"operations": []any{
 		map[string]any{"tool": "get_pane_info", "arguments": map[string]any{"pane_id": "%0"}}}}, 1},
@@ -69,11 +73,19 @@ func TestProcessesPerReadTool(t *testing.T) {
 	if err := os.Symlink(ts.SocketPath(), filepath.Join(sockDir, ts.Socket.Name)); err != nil {
 		t.Fatal(err)
 	}
-	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: bin, Safety: config.Readonly, WaitMax: 5, TmuxTmpdir: tmpdir}
+	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: bin, Safety: config.Mutating, WaitMax: 5, TmuxTmpdir: tmpdir}
 	e := newEnvWith(t, ts, cfg, &tmux.ExecRunner{Bin: bin, Env: tmuxtest.CleanEnv()})
+	var ref BufferRef
+	e.ok("load_buffer", map[string]any{"content": "x"}, &ref)
 	var report []string
 	for _, tool := range e.srv.Visible() {
+		if tool.Tier != config.Readonly {
+			continue
+		}
 		sample, ok := readToolSamples[tool.Name]
+		if tool.Name == "show_buffer" {
+			sample.args, sample.procs, ok = map[string]any{"buffer_name": ref.BufferName}, 1, true
+		}
 		if !ok {
 			t.Errorf("%s: no sample in readToolSamples", tool.Name)
 			continue

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -87,7 +88,8 @@ func scopeName(s tmux.PaneScope) string {
 // the kind of object the agent asked for, so the hint points at the right
 // discovery tool. Other errors pass through.
 func notFoundAs(err error, what, name string) error {
-	if _, ok := err.(*tmux.NotFoundError); ok {
+	var nf *tmux.NotFoundError
+	if errors.As(err, &nf) {
 		return err
 	}
 	if tmuxNotFound(err) {
@@ -100,8 +102,8 @@ func notFoundAs(err error, what, name string) error {
 }
 
 func tmuxNotFound(err error) bool {
-	ce, ok := err.(*tmux.CommandError)
-	return ok && ce.Kind == tmux.ErrNotFound
+	var ce *tmux.CommandError
+	return errors.As(err, &ce) && ce.Kind == tmux.ErrNotFound
 }
 
 func withField(fields []string, f string) []string {

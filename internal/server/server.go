@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -32,6 +33,9 @@ type Server struct {
 	visible map[string]*Tool // tools at or below the configured tier and in the chosen toolsets
 	audit   *audit.Logger
 	reqSeq  atomic.Uint64
+
+	bufOnce  sync.Once
+	bufState *bufferState // this process's buffer namespace (tools_buffers.go)
 }
 
 // Options are the collaborators of a Server.

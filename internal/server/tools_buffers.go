@@ -53,21 +53,16 @@ type bufferState struct {
 	reclaimed map[tmux.Socket]bool // servers whose dead owners' buffers were reclaimed
 }
 
-// bufferStates holds each Server's buffer namespace, outside the Server
-// struct so this file stays self-contained.
-var bufferStates sync.Map // *Server -> *bufferState
-
+// buffers returns this server's buffer namespace, made on first use.
 func (s *Server) buffers() *bufferState {
-	if v, ok := bufferStates.Load(s); ok {
-		return v.(*bufferState)
-	}
-	st := &bufferState{
-		prefix:    fmt.Sprintf("tmux_mcp_%x_%s_%s_", os.Getpid(), procStart(os.Getpid()), randHex(4)),
-		touched:   map[tmux.Socket]bool{},
-		reclaimed: map[tmux.Socket]bool{},
-	}
-	v, _ := bufferStates.LoadOrStore(s, st)
-	return v.(*bufferState)
+	s.bufOnce.Do(func() {
+		s.bufState = &bufferState{
+			prefix:    fmt.Sprintf("tmux_mcp_%x_%s_%s_", os.Getpid(), procStart(os.Getpid()), randHex(4)),
+			touched:   map[tmux.Socket]bool{},
+			reclaimed: map[tmux.Socket]bool{},
+		}
+	})
+	return s.bufState
 }
 
 func randHex(n int) string {
@@ -208,11 +203,7 @@ func deleteBuffers(ctx context.Context, tc *tmux.Client, sock tmux.Socket, names
 // every tmux server a buffer tool reached. The CLI calls it on SIGTERM,
 // SIGINT and end of input. A tmux server that is gone is not an error.
 func (s *Server) Close(ctx context.Context) error {
-	v, ok := bufferStates.Load(s)
-	if !ok {
-		return nil
-	}
-	st := v.(*bufferState)
+	st := s.buffers()
 	st.mu.Lock()
 	socks := make([]tmux.Socket, 0, len(st.touched))
 	for sock := range st.touched {

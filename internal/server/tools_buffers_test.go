@@ -33,7 +33,7 @@ func loadBuf(e *env, content string, logical any) BufferRef {
 func TestBufferRoundTrip(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	big := strings.Repeat("0123456789abcdef", 1<<16) + "\nend\n" // 1 MiB: the temp-file path
+	big := strings.Repeat("0123456789abcdef", 1<<14) + "\nend\n" // 256 KiB: the temp-file path
 	cases := []struct{ name, content string }{
 		{"plain", "hello"},
 		{"quotes", `it's "quoted" 'twice'`},
@@ -49,7 +49,7 @@ func TestBufferRoundTrip(t *testing.T) {
 		{"unicode", "héllo ☃ 日本"},
 		{"NUL byte (temp-file path)", "a\x00b"},
 		{"just over the argument limit", strings.Repeat("x", maxArgContent+1)},
-		{"1 MiB", big},
+		{"256 KiB", big},
 	}
 	nameRE := regexp.MustCompile(`^tmux_mcp_[0-9a-f]+_[0-9a-f]+_[0-9a-f]{8}_[0-9a-f]{16}_rt$`)
 	for _, c := range cases {
@@ -351,5 +351,20 @@ func TestBufferToolsDeadServer(t *testing.T) {
 		if meta["error_type"] != "TmuxServerNotRunning" {
 			t.Errorf("%s: %v", c.tool, meta)
 		}
+	}
+}
+
+// A buffer larger than the 1 MB result cap comes back with its tail, a
+// label, the truncation flag set, and a structured result that still
+// validates against show_buffer's output schema (e.call checks that).
+func TestShowBufferOverResultCap(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	big := strings.Repeat("0123456789abcdef", 1<<16) + "\nTHE END\n" // 1 MiB
+	ref := loadBuf(e, big, "huge")
+	var got BufferContent
+	e.ok("show_buffer", map[string]any{"buffer_name": ref.BufferName, "max_lines": nil}, &got)
+	if !got.ContentTruncated || !strings.HasPrefix(got.Content, "[... truncated ") || !strings.HasSuffix(got.Content, "THE END\n") {
+		t.Errorf("truncated=%v len=%d head=%q", got.ContentTruncated, len(got.Content), got.Content[:40])
 	}
 }

@@ -170,16 +170,8 @@ func optionError(err error, what, name, kind, target string) error {
 	return targetNotFound(err, kind, target)
 }
 
-// targetNotFound is notFoundAs that also knows tmux 3.3a's "no such
-// window" and "no such pane", which tmux.classify does not match.
+// targetNotFound maps a missing option or hook target to a NotFoundError.
 func targetNotFound(err error, kind, target string) error {
-	var ce *tmux.CommandError
-	if kind != "" && errors.As(err, &ce) {
-		s := strings.ToLower(ce.Stderr)
-		if strings.Contains(s, "no such window") || strings.Contains(s, "no such pane") || strings.Contains(s, "no such session") {
-			return &tmux.NotFoundError{What: kind, Detail: target}
-		}
-	}
 	return notFoundAs(err, kind, target)
 }
 

@@ -58,6 +58,8 @@ func classify(stderr string) error {
 		return ErrNoServer
 	case strings.Contains(s, "can't find"),
 		strings.Contains(s, "no such session"),
+		strings.Contains(s, "no such window"),
+		strings.Contains(s, "no such pane"),
 		strings.Contains(s, "session not found"),
 		strings.Contains(s, "window not found"),
 		strings.Contains(s, "pane not found"),
