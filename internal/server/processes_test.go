@@ -49,6 +49,7 @@ var readToolSamples = map[string]struct {
 	"list_servers":          {map[string]any{}, 1}, // one probe per live server; the test's socket dir holds one
 	"list_sessions":         {map[string]any{}, 1},
 	"list_windows":          {map[string]any{}, 1},
+	"capture_since":         {map[string]any{"pane_id": "%0"}, 1},
 	"show_option":           {map[string]any{"option": "status", "scope": "session", "target": "main"}, 1},
 	"show_environment":      {map[string]any{}, 1},
 	"show_hooks":            {map[string]any{"scope": "server"}, 1},

@@ -34,6 +34,9 @@ type Server struct {
 	audit   *audit.Logger
 	reqSeq  atomic.Uint64
 
+	keyOnce sync.Once
+	key     []byte // signs capture_since cursors; never leaves the process
+
 	bufOnce  sync.Once
 	bufState *bufferState // this process's buffer namespace (tools_buffers.go)
 }
