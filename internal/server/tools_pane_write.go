@@ -1,0 +1,468 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+func init() { toolGroups = append(toolGroups, paneWriteTools) }
+
+// Helpers shared by the pane-changing tools (tools_pane_write*.go). They are
+// prefixed pw so that they cannot collide with another group's helpers.
+
+// pwMaxCommandBytes bounds the argv of one tmux command. The tmux client
+// refuses a command sequence larger than about 16 KB ("command too long") and
+// the kernel refuses a single argument over 128 KB, which would surface as an
+// internal failure; checking first gives the agent a clear error.
+const pwMaxCommandBytes = 15000
+
+// pwReadCmd reads a pane's PaneInfo fields. It never validates the target
+// (display-message prints empty fields for a missing pane), so it always
+// runs after a command that does.
+func pwReadCmd(target string) tmux.Command {
+	return tmux.Command{"display-message", "-p", "-t", target, tmux.Format(paneFields...)}
+}
+
+// pwParsePane turns the output of pwReadCmd (or of -P -F with paneFields)
+// into a PaneInfo.
+func (c *Call) pwParsePane(out []byte, id string) (PaneInfo, error) {
+	rows, err := tmux.ParseRows(out, paneFields)
+	if err != nil {
+		return PaneInfo{}, err
+	}
+	if len(rows) == 0 || rows[0]["pane_id"] == "" {
+		return PaneInfo{}, &tmux.NotFoundError{What: "pane", Detail: id}
+	}
+	return c.paneInfo(rows[0]), nil
+}
+
+// pwTargetPane returns the id of the pane a PT names. A pane_id is validated
+// and used as is, so the action itself proves it exists (no extra round
+// trip); the other targets are resolved the reference's way (first pane of
+// the first window), which costs one round trip.
+func (c *Call) pwTargetPane(ctx context.Context, sock tmux.Socket, t PaneTarget) (string, error) {
+	if id := str(t.PaneID); id != "" {
+		pid, err := tmux.ParsePaneID(id)
+		return string(pid), err
+	}
+	r, err := c.resolvePane(ctx, sock, t, []string{"pane_id"})
+	if err != nil {
+		return "", err
+	}
+	return r["pane_id"], nil
+}
+
+// pwRun runs commands that target pane id in one round trip; a missing pane
+// becomes PaneNotFound.
+func (c *Call) pwRun(ctx context.Context, sock tmux.Socket, id string, cmds ...tmux.Command) ([][]byte, error) {
+	if err := pwCheckSize(cmds...); err != nil {
+		return nil, err
+	}
+	outs, err := c.tmux.Run(ctx, sock, cmds...)
+	if err != nil {
+		return nil, pwNotFound(err, "pane", id)
+	}
+	return outs, nil
+}
+
+// pwActRead runs cmds on pane id and reads the pane afterwards, all in one
+// round trip.
+func (c *Call) pwActRead(ctx context.Context, sock tmux.Socket, id string, cmds ...tmux.Command) (PaneInfo, error) {
+	outs, err := c.pwRun(ctx, sock, id, append(cmds, pwReadCmd(id))...)
+	if err != nil {
+		return PaneInfo{}, err
+	}
+	return c.pwParsePane(outs[len(outs)-1], id)
+}
+
+// pwNotFound maps tmux's "can't find <kind>: ..." to a NotFoundError of the
+// kind tmux names (falling back to what), so the hint names the right
+// discovery tool.
+func pwNotFound(err error, what, detail string) error {
+	if !tmuxNotFound(err) {
+		return err
+	}
+	msg := err.(*tmux.CommandError).Stderr
+	for _, k := range []string{"pane", "window", "session"} {
+		if strings.Contains(msg, "can't find "+k) {
+			if k != what {
+				return &tmux.NotFoundError{What: k, Detail: detail}
+			}
+		}
+	}
+	return &tmux.NotFoundError{What: what, Detail: detail}
+}
+
+// pwCheckSize refuses a command tmux could not take, before it is run.
+func pwCheckSize(cmds ...tmux.Command) error {
+	n := 0
+	for _, cmd := range cmds {
+		for _, a := range cmd {
+			n += len(a) + 1
+		}
+	}
+	if n > pwMaxCommandBytes {
+		return expectedf("the arguments are too long for tmux (%d bytes; tmux accepts about %d bytes per command)", n, pwMaxCommandBytes)
+	}
+	return nil
+}
+
+// pwNoNUL refuses a NUL byte, which no tmux argument can carry.
+func pwNoNUL(name, v string) error {
+	if strings.IndexByte(v, 0) >= 0 {
+		return expectedf("%s must not contain NUL bytes", name)
+	}
+	return nil
+}
+
+// pwEscapeFormat makes s literal under tmux format expansion, which tmux
+// applies to select-pane -T, the -c of split-window/respawn-pane and the
+// pipe-pane command: every run of '#' is doubled ("##" is a literal '#'),
+// except a run followed by '[', which tmux copies verbatim (a style). With
+// strftime (pipe-pane), '%' is doubled as well. Verified on tmux 3.3a.
+func pwEscapeFormat(s string, strftime bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		switch {
+		case s[i] == '#':
+			j := i
+			for j < len(s) && s[j] == '#' {
+				j++
+			}
+			run := s[i:j]
+			if j < len(s) && s[j] == '[' {
+				b.WriteString(run)
+			} else {
+				b.WriteString(run)
+				b.WriteString(run)
+			}
+			i = j
+		case s[i] == '%' && strftime:
+			b.WriteString("%%")
+			i++
+		default:
+			b.WriteByte(s[i])
+			i++
+		}
+	}
+	return b.String()
+}
+
+// pwShellQuote quotes s as one POSIX sh word.
+func pwShellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// pwAbsPath resolves a path the way start_directory is resolved ("~"
+// expands, a relative path is relative to this process's directory), without
+// requiring it to exist.
+func pwAbsPath(name, p string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", expectedf("%s: cannot expand ~: %v", name, err)
+		}
+		p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", expectedf("%s: %v", name, err)
+	}
+	return abs, nil
+}
+
+// pwWindowTarget is the reference's window target (WT).
+type pwWindowTarget struct {
+	WindowID    *string `json:"window_id" desc:"Window ID (e.g. '@1')."`
+	WindowIndex *string `json:"window_index" desc:"Window index within the session."`
+	SessionName *string `json:"session_name" desc:"Session name."`
+	SessionID   *string `json:"session_id" desc:"Session ID (e.g. '$1')."`
+}
+
+// pwWindow returns a tmux target for the window a WT names, following the
+// reference's chain: window_id; else window_index within the session; else
+// the session's first (lowest-numbered) window. The session is session_id,
+// session_name, or the first session (which costs one round trip). It also
+// returns the kind and name to report when tmux cannot find the target.
+func (c *Call) pwWindow(ctx context.Context, sock tmux.Socket, w pwWindowTarget) (target, what, name string, err error) {
+	if id := str(w.WindowID); id != "" {
+		wid, err := tmux.ParseWindowID(id)
+		return string(wid), "window", id, err
+	}
+	idx := str(w.WindowIndex)
+	if idx != "" {
+		for _, r := range idx {
+			if r < '0' || r > '9' || len(idx) > 9 {
+				return "", "", "", expectedf("window_index must be a non-negative integer")
+			}
+		}
+	}
+	st, err := tmux.SessionTarget(str(w.SessionID), str(w.SessionName))
+	if err != nil {
+		return "", "", "", err
+	}
+	what, name = "session", str(w.SessionID)+str(w.SessionName)
+	if st == "" {
+		outs, err := c.tmux.Run(ctx, sock, tmux.Command{"list-sessions", "-F", "#{session_id}"})
+		if err != nil {
+			return "", "", "", err
+		}
+		first, _, _ := strings.Cut(strings.TrimSpace(string(outs[0])), "\n")
+		if first == "" {
+			return "", "", "", &tmux.NotFoundError{What: "session", Detail: "the server has no sessions"}
+		}
+		st, name = first, first
+	}
+	base := strings.TrimSuffix(st, ":") + ":"
+	if idx != "" {
+		return base + idx, "window", fmt.Sprintf("index %s in session %s", idx, name), nil
+	}
+	return base + "{start}", what, name, nil
+}
+
+// Argument structs.
+
+type selectPaneArgs struct {
+	PaneID    *string `json:"pane_id" desc:"Pane ID (e.g. '%1') to select; with direction, the pane to move from."`
+	Direction *string `json:"direction" enum:"up,down,left,right,last,next,previous" desc:"Move to a neighbour instead of naming a pane."`
+	pwWindowTarget
+	SocketArgs
+}
+
+type resizePaneArgs struct {
+	PaneTarget
+	Height *int  `json:"height" desc:"New height in rows."`
+	Width  *int  `json:"width" desc:"New width in columns."`
+	Zoom   *bool `json:"zoom" desc:"true zooms the pane to fill its window, false unzooms; not with height/width."`
+	SocketArgs
+}
+
+type swapPaneArgs struct {
+	SourcePaneID string `json:"source_pane_id" desc:"Pane ID (e.g. '%1') to move."`
+	TargetPaneID string `json:"target_pane_id" desc:"Pane ID (e.g. '%2') to swap it with."`
+	SocketArgs
+}
+
+type setPaneTitleArgs struct {
+	Title string `json:"title" desc:"New pane title."`
+	PaneTarget
+	SocketArgs
+}
+
+type paneOnlyArgs struct {
+	PaneTarget
+	SocketArgs
+}
+
+type enterCopyModeArgs struct {
+	PaneTarget
+	ScrollUp *int `json:"scroll_up" desc:"Lines to scroll up after entering copy mode."`
+	SocketArgs
+}
+
+func paneWriteTools() []*Tool {
+	return []*Tool{
+		define(Tool{
+			Name: "select_pane", Title: "Select Pane", Toolset: "pane", Tier: config.Mutating, Preset: MUT,
+			Description: "Make a pane the active one in its window, by pane_id or by direction (up/down/left/right/last/next/previous) within a window. Returns the active pane afterwards.",
+		}, func(ctx context.Context, c *Call, a selectPaneArgs) (PaneInfo, error) {
+			sock := c.Socket(a.SocketArgs)
+			dir, pane := str(a.Direction), str(a.PaneID)
+			if dir == "" && pane == "" {
+				return PaneInfo{}, expectedf("select_pane needs pane_id or direction")
+			}
+			flag := map[string]string{"up": "-U", "down": "-D", "left": "-L", "right": "-R", "last": "-l"}[dir]
+			step := map[string]string{"next": ".+", "previous": ".-"}[dir]
+			if pane != "" {
+				pid, err := tmux.ParsePaneID(pane)
+				if err != nil {
+					return PaneInfo{}, err
+				}
+				id := string(pid)
+				cmds := []tmux.Command{{"select-pane", "-t", id}}
+				if flag != "" {
+					cmds = []tmux.Command{{"select-pane", flag, "-t", id}}
+				}
+				if step != "" {
+					// next/previous from the given pane: select it, then step
+					// within its window (tmux has no "pane after %N" target,
+					// so the window id is looked up first).
+					outs, err := c.pwRun(ctx, sock, id, tmux.Command{"display-message", "-p", "-t", id, "#{window_id}"}, tmux.Command{"list-panes", "-t", id, "-F", "#{pane_id}"})
+					if err != nil {
+						return PaneInfo{}, err
+					}
+					cmds = append(cmds, tmux.Command{"select-pane", "-t", strings.TrimSpace(string(outs[0])) + step})
+				}
+				// The window's active pane afterwards (list-panes -t %N
+				// lists %N's window).
+				cmds = append(cmds, tmux.Command{"list-panes", "-t", id, "-f", "#{pane_active}", "-F", tmux.Format(paneFields...)})
+				outs, err := c.pwRun(ctx, sock, id, cmds...)
+				if err != nil {
+					return PaneInfo{}, err
+				}
+				return c.pwParsePane(outs[len(outs)-1], id)
+			}
+			win, what, name, err := c.pwWindow(ctx, sock, a.pwWindowTarget)
+			if err != nil {
+				return PaneInfo{}, pwNotFound(err, what, name)
+			}
+			cmd := tmux.Command{"select-pane", flag, "-t", win}
+			if flag == "" {
+				cmd = tmux.Command{"select-pane", "-t", win + step}
+			}
+			outs, err := c.pwRunTarget(ctx, sock, what, name, cmd, pwReadCmd(win))
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			return c.pwParsePane(outs[1], win)
+		}),
+		define(Tool{
+			Name: "resize_pane", Title: "Resize Pane", Toolset: "pane", Tier: config.Mutating, Preset: MUT,
+			Description: "Resize a pane to a height and/or width, or zoom/unzoom it (zoom is idempotent: it only toggles when the state differs). zoom cannot be combined with height or width.",
+		}, func(ctx context.Context, c *Call, a resizePaneArgs) (PaneInfo, error) {
+			if a.Zoom != nil && (a.Height != nil || a.Width != nil) {
+				return PaneInfo{}, expectedf("zoom cannot be combined with height or width")
+			}
+			for name, v := range map[string]*int{"height": a.Height, "width": a.Width} {
+				if v != nil && (*v < 1 || *v > 10000) {
+					return PaneInfo{}, expectedf("%s must be between 1 and 10000", name)
+				}
+			}
+			sock := c.Socket(a.SocketArgs)
+			id, err := c.pwTargetPane(ctx, sock, a.PaneTarget)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			cmd := tmux.Command{"resize-pane", "-t", id}
+			switch {
+			case a.Zoom != nil:
+				// if-shell -F evaluates the format without a shell and runs
+				// the toggle only when the zoom state differs.
+				cond := "#{window_zoomed_flag}"
+				if *a.Zoom {
+					cond = "#{?window_zoomed_flag,0,1}"
+				}
+				cmd = tmux.Command{"if-shell", "-F", "-t", id, cond, "resize-pane -Z -t " + id}
+			default:
+				if a.Width != nil {
+					cmd = append(cmd, "-x", fmt.Sprint(*a.Width))
+				}
+				if a.Height != nil {
+					cmd = append(cmd, "-y", fmt.Sprint(*a.Height))
+				}
+			}
+			return c.pwActRead(ctx, sock, id, cmd)
+		}),
+		define(Tool{
+			Name: "swap_pane", Title: "Swap Panes", Toolset: "pane", Tier: config.Mutating, Preset: CRE,
+			Description: "Swap the positions of two panes (exact pane ids, may be in different windows). Returns the source pane afterwards.",
+		}, func(ctx context.Context, c *Call, a swapPaneArgs) (PaneInfo, error) {
+			src, err := tmux.ParsePaneID(a.SourcePaneID)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			dst, err := tmux.ParsePaneID(a.TargetPaneID)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			sock := c.Socket(a.SocketArgs)
+			// list-panes -t fails on a missing pane, so each id is proven to
+			// exist (and named in the error) before the swap.
+			outs, err := c.tmux.Run(ctx, sock,
+				tmux.Command{"list-panes", "-t", string(src), "-F", "#{pane_id}"},
+				tmux.Command{"list-panes", "-t", string(dst), "-F", "#{pane_id}"},
+				tmux.Command{"swap-pane", "-s", string(src), "-t", string(dst)},
+				pwReadCmd(string(src)))
+			if err != nil {
+				missing := string(src)
+				if len(outs) == 1 {
+					missing = string(dst)
+				}
+				return PaneInfo{}, pwNotFound(err, "pane", missing)
+			}
+			return c.pwParsePane(outs[3], string(src))
+		}),
+		define(Tool{
+			Name: "set_pane_title", Title: "Set Pane Title", Toolset: "pane", Tier: config.Mutating, Preset: MUT,
+			Description: "Set a pane's title (shown by list_panes and in pane borders). The title is stored literally.",
+		}, func(ctx context.Context, c *Call, a setPaneTitleArgs) (PaneInfo, error) {
+			if err := pwNoNUL("title", a.Title); err != nil {
+				return PaneInfo{}, err
+			}
+			for _, r := range a.Title {
+				if r < 0x20 || r == 0x7f {
+					// tmux silently ignores such a title; say so instead.
+					return PaneInfo{}, expectedf("title must not contain control characters (newline, tab, escape...)")
+				}
+			}
+			sock := c.Socket(a.SocketArgs)
+			id, err := c.pwTargetPane(ctx, sock, a.PaneTarget)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			return c.pwActRead(ctx, sock, id, tmux.Command{"select-pane", "-t", id, "-T", pwEscapeFormat(a.Title, false)})
+		}),
+		define(Tool{
+			Name: "clear_pane", Title: "Clear Pane", Toolset: "pane", Tier: config.Mutating, Preset: MDS,
+			Description: "Reset a pane's terminal and erase its scrollback history. The history cannot be recovered.",
+		}, func(ctx context.Context, c *Call, a paneOnlyArgs) (Text, error) {
+			sock := c.Socket(a.SocketArgs)
+			id, err := c.pwTargetPane(ctx, sock, a.PaneTarget)
+			if err != nil {
+				return "", err
+			}
+			if _, err := c.pwRun(ctx, sock, id, tmux.Command{"send-keys", "-R", "-t", id}, tmux.Command{"clear-history", "-t", id}); err != nil {
+				return "", err
+			}
+			return Text("Pane cleared: " + id), nil
+		}),
+		define(Tool{
+			Name: "enter_copy_mode", Title: "Enter Copy Mode", Toolset: "pane", Tier: config.Mutating, Preset: CRE,
+			Description: "Put a pane into copy mode (to scroll its history), optionally scrolling up scroll_up lines.",
+		}, func(ctx context.Context, c *Call, a enterCopyModeArgs) (PaneInfo, error) {
+			if a.ScrollUp != nil && *a.ScrollUp < 0 {
+				return PaneInfo{}, expectedf("scroll_up must not be negative")
+			}
+			sock := c.Socket(a.SocketArgs)
+			id, err := c.pwTargetPane(ctx, sock, a.PaneTarget)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			cmds := []tmux.Command{{"copy-mode", "-t", id}}
+			if a.ScrollUp != nil && *a.ScrollUp > 0 {
+				cmds = append(cmds, tmux.Command{"send-keys", "-X", "-N", fmt.Sprint(*a.ScrollUp), "-t", id, "scroll-up"})
+			}
+			return c.pwActRead(ctx, sock, id, cmds...)
+		}),
+		define(Tool{
+			Name: "exit_copy_mode", Title: "Exit Copy Mode", Toolset: "pane", Tier: config.Mutating, Preset: MUT,
+			Description: "Leave copy mode in a pane. A pane not in a mode is left as it is.",
+		}, func(ctx context.Context, c *Call, a paneOnlyArgs) (PaneInfo, error) {
+			sock := c.Socket(a.SocketArgs)
+			id, err := c.pwTargetPane(ctx, sock, a.PaneTarget)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			return c.pwActRead(ctx, sock, id, tmux.Command{"if-shell", "-F", "-t", id, "#{pane_in_mode}", "send-keys -X -t " + id + " cancel"})
+		}),
+	}
+}
+
+// pwRunTarget runs commands whose first one validates a window or session
+// target, naming that target when tmux cannot find it.
+func (c *Call) pwRunTarget(ctx context.Context, sock tmux.Socket, what, name string, cmds ...tmux.Command) ([][]byte, error) {
+	if err := pwCheckSize(cmds...); err != nil {
+		return nil, err
+	}
+	outs, err := c.tmux.Run(ctx, sock, cmds...)
+	if err != nil {
+		return nil, pwNotFound(err, what, name)
+	}
+	return outs, nil
+}

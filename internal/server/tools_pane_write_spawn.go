@@ -1,0 +1,211 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+func init() { toolGroups = append(toolGroups, paneSpawnTools) }
+
+type splitWindowArgs struct {
+	PaneID *string `json:"pane_id" desc:"Pane ID to split from. If given, splits adjacent to this pane."`
+	pwWindowTarget
+	Direction                 *string      `json:"direction" enum:"above,below,left,right" desc:"Split direction (default below)."`
+	Size                      StrOrInt     `json:"size" desc:"Size of the new pane: '50%' for a percentage or an integer for lines/columns."`
+	StartDirectory            *string      `json:"start_directory" desc:"Existing directory to start in. ~ expands; a relative path resolves against the MCP server process's directory."`
+	Shell                     *string      `json:"shell" desc:"Shell command to run in the new pane (default: the default shell)."`
+	Environment               StringMapArg `json:"environment" desc:"Per-process environment as a mapping or JSON object string; each item becomes one tmux -e KEY=VALUE. The session environment is not changed. Values are visible to process inspection: pass references, not secrets."`
+	SuppressPersistentHistory bool         `json:"suppress_persistent_history" default:"false" desc:"Keep the spawned shell from writing persistent history (HISTFILE, fish private mode, HISTCONTROL=ignorespace). Startup files may override it."`
+	SocketArgs
+}
+
+type respawnPaneArgs struct {
+	PaneID                    string       `json:"pane_id" desc:"Pane ID (e.g. '%1'). Required; there is deliberately no session/window fallback."`
+	Kill                      bool         `json:"kill" default:"true" desc:"Kill the running process first (tmux -k). With false, a pane whose process still runs is an error."`
+	Shell                     *string      `json:"shell" desc:"Command to launch instead; omitted, tmux replays the pane's original command."`
+	StartDirectory            *string      `json:"start_directory" desc:"Existing directory to start in. ~ expands; a relative path resolves against the MCP server process's directory."`
+	Environment               StringMapArg `json:"environment" desc:"Per-process environment as a mapping or JSON object string; each item becomes one tmux -e KEY=VALUE. Values are visible to process inspection: pass references, not secrets."`
+	SuppressPersistentHistory bool         `json:"suppress_persistent_history" default:"false" desc:"Keep the spawned shell from writing persistent history (HISTFILE, fish private mode, HISTCONTROL=ignorespace). Startup files may override it."`
+	SocketArgs
+}
+
+type killPaneArgs struct {
+	PaneID string `json:"pane_id" desc:"Pane ID (e.g. '%1'). Required; there is deliberately no fallback."`
+	SocketArgs
+}
+
+var pwSizeRe = regexp.MustCompile(`^[1-9][0-9]{0,4}%?$`)
+
+// pwSize turns split_window's size into tmux's -l value.
+func pwSize(s StrOrInt) (string, error) {
+	raw := s.RawMessage
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	var v any
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return "", expectedf("size must be a string such as '50%%' or an integer")
+	}
+	var txt string
+	switch x := v.(type) {
+	case string:
+		txt = strings.TrimSpace(x)
+	case float64:
+		txt = fmt.Sprint(int64(x))
+		if float64(int64(x)) != x {
+			txt = ""
+		}
+	}
+	if !pwSizeRe.MatchString(txt) || (strings.HasSuffix(txt, "%") && atoi(strings.TrimSuffix(txt, "%")) > 100) {
+		return "", expectedf("size must be a positive number of lines/columns or a percentage from 1%% to 100%% (e.g. '50%%')")
+	}
+	return txt, nil
+}
+
+// pwSpawnArgs validates what split_window and respawn_pane pass to the new
+// process: start directory (-c, format-escaped because tmux expands it),
+// environment (-e) and the shell command (after "--", which tmux does not
+// expand). It returns the flags and the trailing positional arguments.
+func pwSpawnArgs(startDir, shell *string, env StringMapArg, sph bool) (flags, tail []string, err error) {
+	if err := pwNoNUL("start_directory", str(startDir)); err != nil {
+		return nil, nil, err
+	}
+	if err := pwNoNUL("shell", str(shell)); err != nil {
+		return nil, nil, err
+	}
+	dir, err := startDirectory(startDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	envFlags, err := spawnEnv(env, sph)
+	if err != nil {
+		return nil, nil, err
+	}
+	if dir != "" {
+		flags = append(flags, "-c", pwEscapeFormat(dir, false))
+	}
+	flags = append(flags, envFlags...)
+	if sh := str(shell); sh != "" {
+		tail = []string{"--", sh}
+	}
+	return flags, tail, nil
+}
+
+// pwGuardSelf refuses to kill or respawn the pane this process runs in
+// (contract 2.4). It is conservative: when TMUX is set but TMUX_PANE is not,
+// any pane on the caller's server could be ours, so it refuses too. Only
+// then does it cost a round trip (to read the server's socket path).
+func (c *Call) pwGuardSelf(ctx context.Context, sock tmux.Socket, id, verb string) error {
+	cl := c.cfg.Caller
+	if !cl.InTmux() || (cl.PaneID != "" && cl.PaneID != id) {
+		return nil
+	}
+	outs, err := c.tmux.Run(ctx, sock, tmux.Command{"display-message", "-p", "#{socket_path}"})
+	if err != nil {
+		return err
+	}
+	if !c.callerOnServer(sock, strings.TrimSpace(string(outs[0]))) {
+		return nil
+	}
+	if cl.PaneID == "" {
+		return expectedf("Refusing to %s %s: this MCP server runs inside tmux on this server (TMUX is set) but TMUX_PANE is unset, so it cannot prove %s is not its own pane. Use a manual tmux command if intended.", verb, id, id)
+	}
+	return expectedf("Refusing to %s %s: it is the pane this MCP server runs in. Use a manual tmux command if intended.", verb, id)
+}
+
+func paneSpawnTools() []*Tool {
+	return []*Tool{
+		define(Tool{
+			Name: "split_window", Title: "Split Window", Toolset: "window", Tier: config.Mutating, Preset: BSE,
+			Description: "Split a pane to create a new one (above/below/left/right, optional size, shell, directory, environment). Splits pane_id, else the active pane of the target window. The new pane does not take focus. Returns the new pane's info including its pane_id.",
+		}, func(ctx context.Context, c *Call, a splitWindowArgs) (PaneInfo, error) {
+			size, err := pwSize(a.Size)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			flags, tail, err := pwSpawnArgs(a.StartDirectory, a.Shell, a.Environment, a.SuppressPersistentHistory)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			sock := c.Socket(a.SocketArgs)
+			var target, what, name string
+			if id := str(a.PaneID); id != "" {
+				pid, err := tmux.ParsePaneID(id)
+				if err != nil {
+					return PaneInfo{}, err
+				}
+				target, what, name = string(pid), "pane", id
+			} else if target, what, name, err = c.pwWindow(ctx, sock, a.pwWindowTarget); err != nil {
+				return PaneInfo{}, pwNotFound(err, what, name)
+			}
+			cmd := tmux.Command{"split-window", "-d", "-P", "-F", tmux.Format(paneFields...)}
+			switch str(a.Direction) {
+			case "above":
+				cmd = append(cmd, "-v", "-b")
+			case "below":
+				cmd = append(cmd, "-v")
+			case "left":
+				cmd = append(cmd, "-h", "-b")
+			case "right":
+				cmd = append(cmd, "-h")
+			}
+			if size != "" {
+				cmd = append(cmd, "-l", size)
+			}
+			cmd = append(append(append(cmd, flags...), "-t", target), tail...)
+			outs, err := c.pwRunTarget(ctx, sock, what, name, cmd)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			return c.pwParsePane(outs[0], target)
+		}),
+		define(Tool{
+			Name: "respawn_pane", Title: "Respawn Pane", Toolset: "pane", Tier: config.Mutating, Preset: BSE,
+			Description: "Restart a pane's process in place, keeping its pane_id and layout (for a wedged shell or REPL). kill=true kills the running process first. Requires an exact pane_id; refuses the pane this server runs in.",
+		}, func(ctx context.Context, c *Call, a respawnPaneArgs) (PaneInfo, error) {
+			pid, err := tmux.ParsePaneID(a.PaneID)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			id := string(pid)
+			flags, tail, err := pwSpawnArgs(a.StartDirectory, a.Shell, a.Environment, a.SuppressPersistentHistory)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			sock := c.Socket(a.SocketArgs)
+			if err := c.pwGuardSelf(ctx, sock, id, "respawn pane"); err != nil {
+				return PaneInfo{}, err
+			}
+			cmd := tmux.Command{"respawn-pane"}
+			if a.Kill {
+				cmd = append(cmd, "-k")
+			}
+			cmd = append(append(append(cmd, flags...), "-t", id), tail...)
+			return c.pwActRead(ctx, sock, id, cmd)
+		}),
+		define(Tool{
+			Name: "kill_pane", Title: "Kill Pane", Toolset: "pane", Tier: config.Destructive, Preset: DES,
+			Description: "Kill a pane and its process. Requires an exact pane_id (no fallback); refuses the pane this server runs in. Prefer respawn_pane to restart a wedged shell and keep its id.",
+		}, func(ctx context.Context, c *Call, a killPaneArgs) (Text, error) {
+			pid, err := tmux.ParsePaneID(a.PaneID)
+			if err != nil {
+				return "", err
+			}
+			id := string(pid)
+			sock := c.Socket(a.SocketArgs)
+			if err := c.pwGuardSelf(ctx, sock, id, "kill pane"); err != nil {
+				return "", err
+			}
+			if _, err := c.pwRun(ctx, sock, id, tmux.Command{"kill-pane", "-t", id}); err != nil {
+				return "", err
+			}
+			return Text("Pane killed: " + id), nil
+		}),
+	}
+}
