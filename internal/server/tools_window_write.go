@@ -367,17 +367,6 @@ func winNotFound(err error, w winArgs) error {
 // can follow.
 func sessPrefix(st string) string { return strings.TrimSuffix(st, ":") }
 
-func digits(s string) bool {
-	if s == "" || len(s) > 9 {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
-}
 
 // builtinLayouts are tmux's preset layouts.
 var builtinLayouts = map[string]bool{
