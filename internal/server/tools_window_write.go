@@ -367,7 +367,6 @@ func winNotFound(err error, w winArgs) error {
 // can follow.
 func sessPrefix(st string) string { return strings.TrimSuffix(st, ":") }
 
-
 // builtinLayouts are tmux's preset layouts.
 var builtinLayouts = map[string]bool{
 	"even-horizontal": true, "even-vertical": true, "main-horizontal": true, "main-horizontal-mirrored": true,
