@@ -121,38 +121,6 @@ func pwNoNUL(name, v string) error {
 	return nil
 }
 
-// pwEscapeFormat makes s literal under tmux format expansion, which tmux
-// applies to select-pane -T, the -c of split-window/respawn-pane and the
-// pipe-pane command: every run of '#' is doubled ("##" is a literal '#'),
-// except a run followed by '[', which tmux copies verbatim (a style). With
-// strftime (pipe-pane), '%' is doubled as well. Verified on tmux 3.3a.
-func pwEscapeFormat(s string, strftime bool) string {
-	var b strings.Builder
-	for i := 0; i < len(s); {
-		switch {
-		case s[i] == '#':
-			j := i
-			for j < len(s) && s[j] == '#' {
-				j++
-			}
-			run := s[i:j]
-			if j < len(s) && s[j] == '[' {
-				b.WriteString(run)
-			} else {
-				b.WriteString(run)
-				b.WriteString(run)
-			}
-			i = j
-		case s[i] == '%' && strftime:
-			b.WriteString("%%")
-			i++
-		default:
-			b.WriteByte(s[i])
-			i++
-		}
-	}
-	return b.String()
-}
 
 // pwShellQuote quotes s as one POSIX sh word.
 func pwShellQuote(s string) string {
@@ -406,7 +374,7 @@ func paneWriteTools() []*Tool {
 			if err != nil {
 				return PaneInfo{}, err
 			}
-			return c.pwActRead(ctx, sock, id, tmux.Command{"select-pane", "-t", id, "-T", pwEscapeFormat(a.Title, false)})
+			return c.pwActRead(ctx, sock, id, tmux.Command{"select-pane", "-t", id, "-T", tmux.LiteralFormat(a.Title, false)})
 		}),
 		define(Tool{
 			Name: "clear_pane", Title: "Clear Pane", Toolset: "pane", Tier: config.Mutating, Preset: MDS,

@@ -259,7 +259,7 @@ func paneKeysTools() []*Tool {
 			}
 			// tmux runs the command with sh -c after format and strftime
 			// expansion: quote the path for sh, then escape it for tmux.
-			shell := pwEscapeFormat("cat "+redirect+" "+pwShellQuote(path), true)
+			shell := tmux.LiteralFormat("cat "+redirect+" "+pwShellQuote(path), true)
 			if _, err := c.pwRun(ctx, sock, id, tmux.Command{"pipe-pane", "-t", id, "--", shell}); err != nil {
 				return "", err
 			}

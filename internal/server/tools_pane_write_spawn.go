@@ -88,7 +88,7 @@ func pwSpawnArgs(startDir, shell *string, env StringMapArg, sph bool) (flags, ta
 		return nil, nil, err
 	}
 	if dir != "" {
-		flags = append(flags, "-c", pwEscapeFormat(dir, false))
+		flags = append(flags, "-c", tmux.LiteralFormat(dir, false))
 	}
 	flags = append(flags, envFlags...)
 	if sh := str(shell); sh != "" {

@@ -85,13 +85,13 @@ func createSession(ctx context.Context, c *Call, a createSessionArgs) (SessionIn
 	}
 	cmd := tmux.Command{"new-session", "-d", "-P", "-F", tmux.Format(sessionFields...)}
 	if name != "" {
-		cmd = append(cmd, "-s", literal(name))
+		cmd = append(cmd, "-s", tmux.LiteralFormat(name, false))
 	}
 	if wn := str(a.WindowName); wn != "" {
-		cmd = append(cmd, "-n", literal(wn))
+		cmd = append(cmd, "-n", tmux.LiteralFormat(wn, false))
 	}
 	if dir != "" {
-		cmd = append(cmd, "-c", literal(dir))
+		cmd = append(cmd, "-c", tmux.LiteralFormat(dir, false))
 	}
 	for _, d := range []struct {
 		flag, arg string
@@ -131,7 +131,7 @@ func renameSession(ctx context.Context, c *Call, a renameSessionArgs) (SessionIn
 		after, _ = tmux.SessionTarget("", a.NewName)
 	}
 	outs, err := c.tmux.Run(ctx, sock,
-		tmux.Command{"rename-session", "-t", st, "--", literal(a.NewName)},
+		tmux.Command{"rename-session", "-t", st, "--", tmux.LiteralFormat(a.NewName, false)},
 		tmux.Command{"display-message", "-p", "-t", after, tmux.Format(sessionFields...)})
 	if err != nil {
 		return SessionInfo{}, sessionExists(sessNotFound(err, a.sessArgs), a.NewName)
@@ -216,12 +216,6 @@ func checkSessionName(arg, name string) error {
 	}
 	return nil
 }
-
-// literal protects a user string from tmux's format expansion, which
-// new-session -s/-n/-c, new-window -n/-c, rename-session and rename-window
-// apply to their argument: "#{...}" would be replaced and "#(...)" would
-// run a shell command. "##" expands to a single "#".
-func literal(s string) string { return strings.ReplaceAll(s, "#", "##") }
 
 // sessionExists maps tmux's "duplicate session" to the reference's
 // TmuxSessionExists expected error.

@@ -129,10 +129,10 @@ func createWindow(ctx context.Context, c *Call, a createWindowArgs) (WindowInfo,
 		cmd = append(cmd, "-a")
 	}
 	if wn := str(a.WindowName); wn != "" {
-		cmd = append(cmd, "-n", literal(wn))
+		cmd = append(cmd, "-n", tmux.LiteralFormat(wn, false))
 	}
 	if dir != "" {
-		cmd = append(cmd, "-c", literal(dir))
+		cmd = append(cmd, "-c", tmux.LiteralFormat(dir, false))
 	}
 	cmd = append(cmd, env...)
 	// "$N:" or "=name:": the session's current window for -a/-b, the next
@@ -151,7 +151,7 @@ func createWindow(ctx context.Context, c *Call, a createWindowArgs) (WindowInfo,
 
 func renameWindow(ctx context.Context, c *Call, a renameWindowArgs) (WindowInfo, error) {
 	return c.windowAction(ctx, c.Socket(a.SocketArgs), a.winArgs, func(t string) tmux.Command {
-		return tmux.Command{"rename-window", "-t", t, "--", literal(a.NewName)}
+		return tmux.Command{"rename-window", "-t", t, "--", tmux.LiteralFormat(a.NewName, false)}
 	})
 }
 

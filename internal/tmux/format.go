@@ -54,3 +54,36 @@ func ParseRows(out []byte, fields []string) ([]Row, error) {
 	}
 	return rows, nil
 }
+
+// LiteralFormat makes s literal under tmux format expansion, which tmux
+// applies to select-pane -T, the -c of split-window/respawn-pane and the
+// pipe-pane command: every run of '#' is doubled ("##" is a literal '#'),
+// except a run followed by '[', which tmux copies verbatim (a style). With
+// strftime (pipe-pane), '%' is doubled as well. Verified on tmux 3.3a.
+func LiteralFormat(s string, strftime bool) string {
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		switch {
+		case s[i] == '#':
+			j := i
+			for j < len(s) && s[j] == '#' {
+				j++
+			}
+			run := s[i:j]
+			if j < len(s) && s[j] == '[' {
+				b.WriteString(run)
+			} else {
+				b.WriteString(run)
+				b.WriteString(run)
+			}
+			i = j
+		case s[i] == '%' && strftime:
+			b.WriteString("%%")
+			i++
+		default:
+			b.WriteByte(s[i])
+			i++
+		}
+	}
+	return b.String()
+}
