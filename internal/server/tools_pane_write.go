@@ -121,7 +121,6 @@ func pwNoNUL(name, v string) error {
 	return nil
 }
 
-
 // pwShellQuote quotes s as one POSIX sh word.
 func pwShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
