@@ -55,6 +55,9 @@ func toToolError(err error) *ToolError {
 		return &ToolError{Msg: capitalize(nf.Error()), Type: typ, Expected: true, Suggestion: hint[nf.What], Err: err}
 	case errors.Is(err, tmux.ErrBadID):
 		return &ToolError{Msg: err.Error(), Type: "ExpectedToolError", Expected: true, Suggestion: hint[""], Err: err}
+	case errors.Is(err, tmux.ErrTooLong):
+		return &ToolError{Msg: err.Error(), Type: "ExpectedToolError", Expected: true,
+			Suggestion: "Send long text with load_buffer and paste_buffer, or in several calls.", Err: err}
 	case errors.Is(err, tmux.ErrTmuxMissing):
 		return &ToolError{Msg: "tmux binary not found. Ensure tmux is installed and in PATH, or set TMUX_MCP_TMUX_BIN.", Type: "TmuxCommandNotFound", Err: err}
 	case errors.Is(err, tmux.ErrNoServer):
@@ -104,7 +107,7 @@ func retryable(err error) bool {
 	if errors.As(err, &te) && te.Err == nil {
 		return false
 	}
-	for _, permanent := range []error{tmux.ErrNotFound, tmux.ErrAmbiguous, tmux.ErrTmuxMissing, tmux.ErrNoServer, tmux.ErrBadID, context.Canceled} {
+	for _, permanent := range []error{tmux.ErrTooLong, tmux.ErrNotFound, tmux.ErrAmbiguous, tmux.ErrTmuxMissing, tmux.ErrNoServer, tmux.ErrBadID, context.Canceled} {
 		if errors.Is(err, permanent) {
 			return false
 		}

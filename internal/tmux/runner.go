@@ -99,11 +99,56 @@ func EscapeArg(a string) string {
 	return a
 }
 
-// Run implements Runner.
+// maxPacked is how many argv bytes one tmux client may send: the client
+// packs its whole argv into one message of at most 16 KiB (MAX_IMSGSIZE)
+// and refuses more with "command too long". The margin covers the message
+// header and the socket flags.
+const maxPacked = 16384 - 512
+
+// ErrTooLong is returned for a single command too long for tmux to accept.
+var ErrTooLong = errors.New("tmux command too long")
+
+func packedSize(c Command) int {
+	n := 0
+	for _, a := range c {
+		n += len(a) + 2 // NUL terminator, and an escape a trailing ';' may need
+	}
+	return n
+}
+
+// Run implements Runner. Commands whose argv would not fit one tmux client
+// message are split over several processes, run one after the other, so a
+// caller never meets tmux's "command too long" for a long chain.
 func (r *ExecRunner) Run(ctx context.Context, sock Socket, cmds ...Command) ([][]byte, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
+	var outs [][]byte
+	for start := 0; start < len(cmds); {
+		end, size := start, 0
+		for end < len(cmds) {
+			n := packedSize(cmds[end]) + 64 // separators and the output marker command
+			if n > maxPacked {
+				return outs, fmt.Errorf("%w: %s with %d bytes of arguments (tmux accepts about %d)", ErrTooLong, cmds[end][0], n, maxPacked)
+			}
+			if end > start && size+n > maxPacked {
+				break
+			}
+			size += n
+			end++
+		}
+		part, err := r.runChain(ctx, sock, cmds[start:end]...)
+		outs = append(outs, part...)
+		if err != nil {
+			return outs, err
+		}
+		start = end
+	}
+	return outs, nil
+}
+
+// runChain runs commands that fit one tmux client message.
+func (r *ExecRunner) runChain(ctx context.Context, sock Socket, cmds ...Command) ([][]byte, error) {
 	for _, c := range cmds {
 		if len(c) == 0 {
 			return nil, errors.New("tmux: empty command")

@@ -3,6 +3,7 @@ package tmux_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -84,5 +85,33 @@ func TestExecRunnerErrors(t *testing.T) {
 	_, err = srv.Runner().Run(ctx, srv.Socket, tmux.Command{"display-message", "-p", "a\x00b"})
 	if err == nil || !strings.Contains(err.Error(), "NUL") {
 		t.Errorf("NUL argument: got %v", err)
+	}
+}
+
+// A chain longer than one tmux client message is split over processes and
+// still returns every output in order; a single oversized command is a
+// typed error, not tmux's bare "command too long".
+func TestExecRunnerSplitsLongChains(t *testing.T) {
+	srv := tmuxtest.New(t)
+	var spawns int
+	r := srv.Runner()
+	r.OnSpawn = func([]string) { spawns++ }
+	var cmds []tmux.Command
+	for i := 0; i < 400; i++ {
+		cmds = append(cmds, tmux.Command{"display-message", "-p", fmt.Sprintf("line-%03d-%s", i, strings.Repeat("x", 40))})
+	}
+	outs, err := r.Run(context.Background(), srv.Socket, cmds...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(outs) != 400 || !strings.HasPrefix(string(outs[399]), "line-399-") || !strings.HasPrefix(string(outs[0]), "line-000-") {
+		t.Fatalf("%d outputs", len(outs))
+	}
+	if spawns < 2 {
+		t.Errorf("expected the chain to be split, %d spawns", spawns)
+	}
+	_, err = r.Run(context.Background(), srv.Socket, tmux.Command{"display-message", "-p", strings.Repeat("y", 20000)})
+	if !errors.Is(err, tmux.ErrTooLong) {
+		t.Errorf("oversized command: %v", err)
 	}
 }
