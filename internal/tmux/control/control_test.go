@@ -225,9 +225,9 @@ func TestSplitUTF8(t *testing.T) {
 		{"a\xe2\x82", "a"},
 		{"a\xf0\x9f\x98", "a"},
 		{"a\xf0\x9f\x98\x80", "a\xf0\x9f\x98\x80"},
-		{"a\x80", "a\x80"},          // stray continuation: never completes
-		{"a\xe0\x80", "a\xe0\x80"},  // invalid second byte
-		{"a\xff", "a\xff"},          // never valid
+		{"a\x80", "a\x80"},         // stray continuation: never completes
+		{"a\xe0\x80", "a\xe0\x80"}, // invalid second byte
+		{"a\xff", "a\xff"},         // never valid
 		{"\x80\x80\x80\x80", "\x80\x80\x80\x80"},
 	}
 	for _, c := range cases {
