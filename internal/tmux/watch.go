@@ -1,0 +1,428 @@
+package tmux
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux/control"
+)
+
+// A Watcher is a control-mode client attached to one existing session so
+// that tmux streams the output of that session's panes to us as %output
+// events. tmux only sends output for panes in windows of the session a
+// control client is attached to, hence one watcher per watched session.
+//
+// It attaches with ignore-size (our client never resizes the user's windows)
+// and pause-after (a flood pauses the pane's stream instead of stalling the
+// program in the pane or getting our client disconnected); it never creates
+// a session, so it neither starts a server nor keeps one alive.
+type Watcher struct {
+	sock    Socket
+	session string
+
+	cmd   *exec.Cmd
+	stdin io.WriteCloser
+
+	mu      sync.Mutex
+	subs    map[string]map[*Subscription]struct{} // pane id -> subscriptions
+	waiters []waiter                              // replies we wait for, in order
+	done    chan struct{}
+	err     error
+	idle    *time.Timer
+	onClose func()
+}
+
+// waiter receives one reply block. before, when set, runs on the reader
+// goroutine just before the block is handed over, so it sees the output
+// stream exactly up to the reply.
+type waiter struct {
+	ch     chan *control.Block
+	before func()
+}
+
+// pauseAfter is how far (seconds) a pane's stream may fall behind before
+// tmux pauses it; we then resume it and report that output was missed.
+const pauseAfter = 3
+
+// watchIdle is how long a watcher with no subscription stays attached, so
+// back-to-back waits reuse it.
+var watchIdle = 5 * time.Second
+
+// startWatcher attaches a watcher to session (an id like "$1").
+func startWatcher(bin string, env []string, sock Socket, session string) (*Watcher, error) {
+	if _, err := ParseSessionID(session); err != nil {
+		return nil, err
+	}
+	args := append([]string{"-u"}, sock.Args()...)
+	args = append(args, "-C", "attach-session", "-t", session, "-f", fmt.Sprintf("ignore-size,pause-after=%d", pauseAfter))
+	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = env
+	}
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		if errors.Is(err, exec.ErrNotFound) {
+			return nil, fmt.Errorf("%w: %s", ErrTmuxMissing, bin)
+		}
+		return nil, err
+	}
+	w := &Watcher{sock: sock, session: session, cmd: cmd, stdin: stdin,
+		subs: map[string]map[*Subscription]struct{}{}, done: make(chan struct{})}
+	go w.read(stdout)
+	return w, nil
+}
+
+// Done is closed when the watcher's connection ends.
+func (w *Watcher) Done() <-chan struct{} { return w.done }
+
+// Err is why the connection ended.
+func (w *Watcher) Err() error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.err
+}
+
+func (w *Watcher) read(stdout io.Reader) {
+	r := bufio.NewReaderSize(stdout, 256<<10)
+	p := control.Parser{MaxBlock: maxOutput}
+	var err error
+	for {
+		var line []byte
+		line, err = r.ReadBytes('\n')
+		if len(line) == 0 && err != nil {
+			break
+		}
+		w.handle(p.Parse(bytes.TrimSuffix(line, []byte("\n"))))
+		if err != nil {
+			break
+		}
+	}
+	_ = w.cmd.Wait()
+	w.finish(fmt.Errorf("%w: the tmux control client for session %s ended", ErrNoServer, w.session))
+}
+
+func (w *Watcher) handle(ev control.Event) {
+	switch e := ev.(type) {
+	case *control.Output:
+		w.deliver(e.Pane, e.Data)
+	case *control.ExtendedOutput:
+		w.deliver(e.Pane, e.Data)
+	case *control.Pause:
+		w.mu.Lock()
+		for s := range w.subs[e.Pane] {
+			s.markLost()
+		}
+		w.mu.Unlock()
+		// Resume at once: the stream restarts from what the pane prints
+		// next, and the subscribers know they missed something.
+		_ = w.send(Command{"refresh-client", "-A", e.Pane + ":continue"}, nil)
+	case *control.WindowClose:
+		w.windowGone(e.Window)
+	case *control.UnlinkedWindowClose:
+		w.windowGone(e.Window)
+	case *control.Exit:
+		_ = w.stdin.Close()
+	case *control.Block:
+		if e.Flags&1 == 0 {
+			return // the attach command's own reply
+		}
+		w.mu.Lock()
+		var wt waiter
+		if len(w.waiters) > 0 {
+			wt, w.waiters = w.waiters[0], w.waiters[1:]
+		}
+		w.mu.Unlock()
+		if wt.before != nil {
+			wt.before()
+		}
+		if wt.ch != nil {
+			wt.ch <- e
+		}
+	}
+}
+
+func (w *Watcher) deliver(pane string, data []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for s := range w.subs[pane] {
+		s.push(data)
+	}
+}
+
+func (w *Watcher) windowGone(window string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, set := range w.subs {
+		for s := range set {
+			if s.Window == window {
+				s.markMoved()
+			}
+		}
+	}
+}
+
+func (w *Watcher) finish(err error) {
+	w.mu.Lock()
+	if w.err == nil {
+		w.err = err
+	}
+	waiters := w.waiters
+	w.waiters = nil
+	for _, set := range w.subs {
+		for s := range set {
+			s.markMoved()
+		}
+	}
+	select {
+	case <-w.done:
+	default:
+		close(w.done)
+	}
+	onClose := w.onClose
+	w.mu.Unlock()
+	for _, wt := range waiters {
+		close(wt.ch)
+	}
+	if onClose != nil {
+		onClose()
+	}
+}
+
+// send writes one command line; when reply is not nil the reply block is
+// delivered on it (closed if the connection ends first).
+func (w *Watcher) send(cmd Command, reply chan *control.Block) error {
+	return w.sendWith(cmd, reply, nil)
+}
+
+func (w *Watcher) sendWith(cmd Command, reply chan *control.Block, before func()) error {
+	line, err := control.Quote(cmd)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	select {
+	case <-w.done:
+		return w.err
+	default:
+	}
+	if reply == nil {
+		reply = make(chan *control.Block, 1) // nobody waits; keep the order
+	}
+	w.waiters = append(w.waiters, waiter{ch: reply, before: before})
+	if _, err := io.WriteString(w.stdin, line+"\n"); err != nil {
+		w.waiters = w.waiters[:len(w.waiters)-1]
+		return err
+	}
+	return nil
+}
+
+// Command runs commands on the watcher's own connection. Their replies are
+// ordered with the output stream: output seen before a reply was printed
+// before the command ran, output after it was printed after. That lets a
+// wait subscribe and take its entry capture as one step.
+func (w *Watcher) Command(ctx context.Context, cmds ...Command) ([][]byte, error) {
+	return w.command(ctx, nil, cmds...)
+}
+
+// SubscribeAndRun subscribes to a pane and runs commands (typically the
+// entry capture) as one step: the subscription starts with exactly the
+// output the pane printed after the commands ran, nothing before.
+func (w *Watcher) SubscribeAndRun(ctx context.Context, pane, window string, cmds ...Command) (*Subscription, [][]byte, error) {
+	s := w.Subscribe(pane, window)
+	outs, err := w.command(ctx, func() {
+		s.mu.Lock()
+		s.buf, s.lost = nil, false
+		s.mu.Unlock()
+	}, cmds...)
+	if err != nil {
+		s.Close()
+		return nil, outs, err
+	}
+	return s, outs, nil
+}
+
+// command sends cmds; before runs on the reader goroutine when the last
+// reply arrives.
+func (w *Watcher) command(ctx context.Context, before func(), cmds ...Command) ([][]byte, error) {
+	chans := make([]chan *control.Block, len(cmds))
+	for i, c := range cmds {
+		chans[i] = make(chan *control.Block, 1)
+		var b func()
+		if i == len(cmds)-1 {
+			b = before
+		}
+		if err := w.sendWith(c, chans[i], b); err != nil {
+			return nil, err
+		}
+	}
+	outs := make([][]byte, 0, len(cmds))
+	for i, ch := range chans {
+		select {
+		case b, ok := <-ch:
+			if !ok {
+				return outs, w.Err()
+			}
+			if b.Error {
+				msg := strings.TrimSpace(string(b.Output()))
+				return outs, &CommandError{Command: cmds[i], Stderr: msg, ExitCode: 1, Kind: classify(msg)}
+			}
+			outs = append(outs, b.Output())
+		case <-ctx.Done():
+			return outs, ctx.Err()
+		case <-w.done:
+			return outs, w.Err()
+		}
+	}
+	return outs, nil
+}
+
+// Close detaches the watcher.
+func (w *Watcher) Close() {
+	_ = w.stdin.Close()
+	select {
+	case <-w.done:
+	case <-time.After(2 * time.Second):
+		_ = w.cmd.Process.Kill()
+		<-w.done
+	}
+}
+
+// Subscribe starts collecting a pane's output. window is the pane's window
+// id, so the subscription learns when the window leaves the session.
+func (w *Watcher) Subscribe(pane, window string) *Subscription {
+	s := &Subscription{Pane: pane, Window: window, w: w, notify: make(chan struct{}, 1)}
+	w.mu.Lock()
+	if w.subs[pane] == nil {
+		w.subs[pane] = map[*Subscription]struct{}{}
+	}
+	w.subs[pane][s] = struct{}{}
+	if w.idle != nil {
+		w.idle.Stop()
+		w.idle = nil
+	}
+	w.mu.Unlock()
+	return s
+}
+
+func (w *Watcher) unsubscribe(s *Subscription) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	delete(w.subs[s.Pane], s)
+	if len(w.subs[s.Pane]) == 0 {
+		delete(w.subs, s.Pane)
+	}
+	if len(w.subs) == 0 && w.idle == nil {
+		w.idle = time.AfterFunc(watchIdle, func() {
+			w.mu.Lock()
+			busy := len(w.subs) > 0
+			w.mu.Unlock()
+			if !busy {
+				w.Close()
+			}
+		})
+	}
+}
+
+// maxSubscriptionBuffer bounds the output one subscription holds between
+// reads; beyond it the oldest bytes are dropped and Lost reports it.
+const maxSubscriptionBuffer = 64 << 20
+
+// Subscription is one consumer's view of a pane's output stream. The
+// watcher's reader never blocks on it: data is appended to a buffer and a
+// one-slot channel signals that there is something new.
+type Subscription struct {
+	Pane   string
+	Window string
+	w      *Watcher
+
+	mu     sync.Mutex
+	buf    []byte
+	lost   bool
+	moved  bool
+	notify chan struct{}
+}
+
+func (s *Subscription) push(data []byte) {
+	s.mu.Lock()
+	s.buf = append(s.buf, data...)
+	if len(s.buf) > maxSubscriptionBuffer {
+		s.buf = s.buf[len(s.buf)-maxSubscriptionBuffer:]
+		s.lost = true
+	}
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *Subscription) signal() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+func (s *Subscription) markLost() {
+	s.mu.Lock()
+	s.lost = true
+	s.mu.Unlock()
+	s.signal()
+}
+
+func (s *Subscription) markMoved() {
+	s.mu.Lock()
+	s.moved = true
+	s.mu.Unlock()
+	s.signal()
+}
+
+// Notify signals that new output (or a change of state) is available.
+func (s *Subscription) Notify() <-chan struct{} { return s.notify }
+
+// Take returns and clears the output received since the last Take.
+func (s *Subscription) Take() []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b := s.buf
+	s.buf = nil
+	return b
+}
+
+// Lost reports (and clears) whether output was dropped since the last call:
+// tmux paused the pane's stream, or the buffer overflowed.
+func (s *Subscription) Lost() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	l := s.lost
+	s.lost = false
+	return l
+}
+
+// Moved reports whether the stream can no longer be trusted to carry the
+// pane's output: its window left the watched session, or the connection
+// ended. The consumer should subscribe again.
+func (s *Subscription) Moved() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.moved
+}
+
+// Watcher returns the watcher this subscription is on.
+func (s *Subscription) Watcher() *Watcher { return s.w }
+
+// Close ends the subscription.
+func (s *Subscription) Close() { s.w.unsubscribe(s) }

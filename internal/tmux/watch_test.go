@@ -1,0 +1,120 @@
+package tmux_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
+)
+
+func waitOutput(t *testing.T, s *tmux.Subscription, want string, timeout time.Duration) string {
+	t.Helper()
+	var got []byte
+	deadline := time.After(timeout)
+	for !bytes.Contains(got, []byte(want)) {
+		select {
+		case <-s.Notify():
+			got = append(got, s.Take()...)
+		case <-deadline:
+			t.Fatalf("output %q never arrived; got %q", want, got)
+		}
+	}
+	return string(got)
+}
+
+func TestWatcherStreamsPaneOutput(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.MustRun("respawn-pane", "-k", "-t", "%0", "sh")
+	lsBefore := srv.MustRun("list-sessions", "-F", "#{session_id} #{session_name}")
+	ws := &tmux.Watchers{Bin: srv.Bin, Env: tmuxtest.CleanEnv()}
+	defer ws.CloseAll()
+	w, err := ws.Get(srv.Socket, "$0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.MustRun("send-keys", "-t", "%0", "-l", "echo before")
+	srv.MustRun("send-keys", "-t", "%0", "Enter")
+	time.Sleep(100 * time.Millisecond)
+	sub, outs, err := w.SubscribeAndRun(context.Background(), "%0", "@0", tmux.Command{"capture-pane", "-p", "-t", "%0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	if !strings.Contains(string(outs[0]), "before") {
+		t.Errorf("entry capture lacks earlier output: %q", outs[0])
+	}
+	srv.MustRun("send-keys", "-t", "%0", "-l", "echo after-$((6*7))")
+	srv.MustRun("send-keys", "-t", "%0", "Enter")
+	got := waitOutput(t, sub, "after-42", 5*time.Second)
+	if strings.Contains(got, "before") {
+		t.Errorf("output from before the subscription leaked in: %q", got)
+	}
+	// Our control client adds no session and resizes nothing.
+	if ls := srv.MustRun("list-sessions", "-F", "#{session_id} #{session_name}"); ls != lsBefore {
+		t.Errorf("sessions changed: %q -> %q", lsBefore, ls)
+	}
+	if size := srv.MustRun("display-message", "-p", "-t", "@0", "#{window_width}x#{window_height}"); size != "80x24" {
+		t.Errorf("window resized to %s", size)
+	}
+	// Commands on the watcher connection work and are ordered.
+	outs, err = w.Command(context.Background(), tmux.Command{"display-message", "-p", "#{session_id}"})
+	if err != nil || strings.TrimSpace(string(outs[0])) != "$0" {
+		t.Errorf("command: %q %v", outs, err)
+	}
+	_, err = w.Command(context.Background(), tmux.Command{"list-panes", "-t", "%99"})
+	if err == nil {
+		t.Error("failing command did not fail")
+	}
+}
+
+// The watcher never keeps the server alive: killing the user's last
+// session still ends the server, and the watcher notices.
+func TestWatcherDoesNotKeepServerAlive(t *testing.T) {
+	srv := tmuxtest.New(t)
+	ws := &tmux.Watchers{Bin: srv.Bin, Env: tmuxtest.CleanEnv()}
+	defer ws.CloseAll()
+	w, err := ws.Get(srv.Socket, "$0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := w.Subscribe("%0", "@0")
+	defer sub.Close()
+	srv.MustRun("kill-session", "-t", "main")
+	select {
+	case <-w.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("watcher did not end when the session went away")
+	}
+	if !sub.Moved() {
+		t.Error("subscription not told the stream ended")
+	}
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		_, err := srv.Run("list-sessions")
+		return err != nil
+	})
+	if ws.Count() != 0 {
+		t.Errorf("%d watchers still registered", ws.Count())
+	}
+}
+
+// A flood pauses the stream instead of stalling the program; the
+// subscription reports the loss and the stream resumes.
+func TestWatcherFloodDoesNotStall(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.MustRun("respawn-pane", "-k", "-t", "%0", "sh")
+	ws := &tmux.Watchers{Bin: srv.Bin, Env: tmuxtest.CleanEnv()}
+	defer ws.CloseAll()
+	w, err := ws.Get(srv.Socket, "$0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := w.Subscribe("%0", "@0")
+	defer sub.Close()
+	srv.MustRun("send-keys", "-t", "%0", "-l", "seq 1 200000; echo flood-$((2*21))")
+	srv.MustRun("send-keys", "-t", "%0", "Enter")
+	waitOutput(t, sub, "flood-42", 20*time.Second)
+}

@@ -1,0 +1,111 @@
+package tmux
+
+import (
+	"context"
+	"sync"
+)
+
+// Watchers shares one Watcher per (server, session) among all waits, so
+// many concurrent waits on many panes cost no more tmux work than one.
+type Watchers struct {
+	Bin string   // tmux binary
+	Env []string // child environment (nil: inherit)
+
+	mu sync.Mutex
+	m  map[watchKey]*Watcher
+}
+
+type watchKey struct {
+	sock    Socket
+	session string
+}
+
+// PaneWhere is where a pane lives, read in the same query that proves it
+// exists.
+type PaneWhere struct {
+	Pane, Window, Session string
+}
+
+var whereFields = []string{"pane_id", "window_id", "session_id"}
+
+// Locate finds a pane's window and (first) session.
+func (c *Client) Locate(ctx context.Context, sock Socket, pane PaneID) (PaneWhere, error) {
+	rows, err := c.Rows(ctx, sock, Command{"list-panes", "-t", string(pane)}, whereFields)
+	if err != nil {
+		return PaneWhere{}, err
+	}
+	for _, r := range rows {
+		if r["pane_id"] == string(pane) {
+			return PaneWhere{Pane: r["pane_id"], Window: r["window_id"], Session: r["session_id"]}, nil
+		}
+	}
+	return PaneWhere{}, &NotFoundError{What: "pane", Detail: string(pane)}
+}
+
+// Get returns the live watcher for a session, attaching one if needed.
+func (ws *Watchers) Get(sock Socket, session string) (*Watcher, error) {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	if ws.m == nil {
+		ws.m = map[watchKey]*Watcher{}
+	}
+	k := watchKey{sock, session}
+	if w := ws.m[k]; w != nil {
+		select {
+		case <-w.Done():
+		default:
+			return w, nil
+		}
+	}
+	bin := ws.Bin
+	if bin == "" {
+		bin = "tmux"
+	}
+	w, err := startWatcher(bin, ws.Env, sock, session)
+	if err != nil {
+		return nil, err
+	}
+	w.onClose = func() {
+		ws.mu.Lock()
+		if ws.m[k] == w {
+			delete(ws.m, k)
+		}
+		ws.mu.Unlock()
+	}
+	ws.m[k] = w
+	return w, nil
+}
+
+// Count reports how many watchers are attached (tests and doctor).
+func (ws *Watchers) Count() int {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	return len(ws.m)
+}
+
+// PIDs returns the process ids of the attached watcher clients, so results
+// such as session_attached can leave our own clients out.
+func (ws *Watchers) PIDs() map[int]bool {
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	out := map[int]bool{}
+	for _, w := range ws.m {
+		if w.cmd.Process != nil {
+			out[w.cmd.Process.Pid] = true
+		}
+	}
+	return out
+}
+
+// CloseAll detaches every watcher.
+func (ws *Watchers) CloseAll() {
+	ws.mu.Lock()
+	all := make([]*Watcher, 0, len(ws.m))
+	for _, w := range ws.m {
+		all = append(all, w)
+	}
+	ws.mu.Unlock()
+	for _, w := range all {
+		w.Close()
+	}
+}
