@@ -62,7 +62,7 @@ func newEnvWith(t testing.TB, ts *tmuxtest.Server, cfg config.Config, r tmux.Run
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	srv, err := New(cfg, Options{Tmux: &tmux.Client{Runner: r}, Logger: logger})
+	srv, err := New(cfg, Options{Tmux: &tmux.Client{Runner: r}, Logger: logger, ChildEnv: tmuxtest.CleanEnv()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +78,7 @@ func newEnvWith(t testing.TB, ts *tmuxtest.Server, cfg config.Config, r tmux.Run
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
+	t.Cleanup(srv.watch.CloseAll)
 	return &env{t: t, tmux: ts, srv: srv, cs: cs}
 }
 
@@ -182,4 +183,13 @@ func countingEnv(t testing.TB) (*env, *atomic.Int64) {
 	r.OnSpawn = func([]string) { n.Add(1) }
 	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Destructive, WaitMax: config.DefaultWaitMax}
 	return newEnvWith(t, ts, cfg, r), &n
+}
+
+// decodeStructured decodes a result's structured content.
+func decodeStructured(t testing.TB, res *mcp.CallToolResult, out any) {
+	t.Helper()
+	raw, _ := json.Marshal(res.StructuredContent)
+	if err := json.Unmarshal(raw, out); err != nil {
+		t.Fatalf("decode %s: %v", raw, err)
+	}
 }

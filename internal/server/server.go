@@ -33,6 +33,7 @@ type Server struct {
 	visible map[string]*Tool // tools at or below the configured tier and in the chosen toolsets
 	audit   *audit.Logger
 	reqSeq  atomic.Uint64
+	watch   *tmux.Watchers // control clients streaming pane output to waits
 
 	keyOnce sync.Once
 	key     []byte // signs capture_since cursors; never leaves the process
@@ -46,13 +47,17 @@ type Options struct {
 	Tmux   *tmux.Client  // nil: exec tmux from cfg.TmuxBin
 	Logger *slog.Logger  // nil: discard
 	Audit  *audit.Logger // nil: no audit records
+	// ChildEnv is the environment of long-lived tmux clients the server
+	// starts (watchers); nil inherits this process's.
+	ChildEnv []string
 }
 
 // New builds the server and its tool table. It fails when a tool is
 // malformed (no tier, no preset, unknown toolset), so a mistake can never
 // ship a tool that escapes the safety gate.
 func New(cfg config.Config, opts Options) (*Server, error) {
-	s := &Server{cfg: cfg, tmux: opts.Tmux, log: opts.Logger, audit: opts.Audit}
+	s := &Server{cfg: cfg, tmux: opts.Tmux, log: opts.Logger, audit: opts.Audit,
+		watch: &tmux.Watchers{Bin: cfg.TmuxBin, Env: opts.ChildEnv}}
 	if s.tmux == nil {
 		s.tmux = tmux.NewExecClient(cfg.TmuxBin)
 	}
@@ -273,6 +278,8 @@ type Addition struct {
 var Additions = []Addition{
 	{"socket_path", "argument of every tool that takes socket_name",
 		"reach a server by socket path (tmux -S), e.g. one found by list_servers(extra_socket_paths=...)"},
+	{"lines_missed", "result field of wait_for_text",
+		"true when tmux paused a flooding pane's output stream during the wait, so some output may not have been matched"},
 }
 
 // str returns *p or "" for nil.

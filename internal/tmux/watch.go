@@ -131,6 +131,10 @@ func (w *Watcher) handle(ev control.Event) {
 		// Resume at once: the stream restarts from what the pane prints
 		// next, and the subscribers know they missed something.
 		_ = w.send(Command{"refresh-client", "-A", e.Pane + ":continue"}, nil)
+	case *control.LayoutChange:
+		// A pane of the window appeared, died or was resized: wake its
+		// subscribers so they can check on their pane.
+		w.wake(e.Window)
 	case *control.WindowClose:
 		w.windowGone(e.Window)
 	case *control.UnlinkedWindowClose:
@@ -161,6 +165,18 @@ func (w *Watcher) deliver(pane string, data []byte) {
 	defer w.mu.Unlock()
 	for s := range w.subs[pane] {
 		s.push(data)
+	}
+}
+
+func (w *Watcher) wake(window string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, set := range w.subs {
+		for s := range set {
+			if s.Window == window {
+				s.signal()
+			}
+		}
 	}
 }
 

@@ -1,0 +1,71 @@
+package server
+
+import (
+	"context"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+// paneStream follows one pane's output through the session watcher, and
+// moves to another watcher when the pane's window changes session.
+type paneStream struct {
+	c     *Call
+	sock  tmux.Socket
+	where tmux.PaneWhere
+	sub   *tmux.Subscription
+	lost  bool // output may have been missed since the last take
+}
+
+// openStream subscribes to a pane and runs entry commands as one step: the
+// stream then holds exactly what the pane prints after those commands ran.
+func (c *Call) openStream(ctx context.Context, sock tmux.Socket, pane string, entry ...tmux.Command) (*paneStream, [][]byte, error) {
+	pid, err := tmux.ParsePaneID(pane)
+	if err != nil {
+		return nil, nil, err
+	}
+	where, err := c.tmux.Locate(ctx, sock, pid)
+	if err != nil {
+		return nil, nil, notFoundAs(err, "pane", pane)
+	}
+	w, err := c.watch.Get(sock, where.Session)
+	if err != nil {
+		return nil, nil, err
+	}
+	sub, outs, err := w.SubscribeAndRun(ctx, where.Pane, where.Window, entry...)
+	if err != nil {
+		return nil, nil, notFoundAs(err, "pane", pane)
+	}
+	return &paneStream{c: c, sock: sock, where: where, sub: sub}, outs, nil
+}
+
+// notify is signalled when there is new output or a change of state.
+func (ps *paneStream) notify() <-chan struct{} { return ps.sub.Notify() }
+
+// take returns the output since the last take. If the pane's window left
+// the watched session (or the watcher ended) it follows the pane to its new
+// session; output in between may be missed, which sets lost. A pane that no
+// longer exists is an error.
+func (ps *paneStream) take(ctx context.Context) ([]byte, error) {
+	data := ps.sub.Take()
+	if ps.sub.Lost() {
+		ps.lost = true
+	}
+	if !ps.sub.Moved() {
+		return data, nil
+	}
+	ps.sub.Close()
+	where, err := ps.c.tmux.Locate(ctx, ps.sock, tmux.PaneID(ps.where.Pane))
+	if err != nil {
+		return data, notFoundAs(err, "pane", ps.where.Pane)
+	}
+	w, err := ps.c.watch.Get(ps.sock, where.Session)
+	if err != nil {
+		return data, err
+	}
+	ps.where = where
+	ps.sub = w.Subscribe(where.Pane, where.Window)
+	ps.lost = true
+	return data, nil
+}
+
+func (ps *paneStream) close() { ps.sub.Close() }
