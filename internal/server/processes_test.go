@@ -50,11 +50,15 @@ var readToolSamples = map[string]struct {
 	"list_sessions":         {map[string]any{}, 1},
 	"list_windows":          {map[string]any{}, 1},
 	"capture_since":         {map[string]any{"pane_id": "%0"}, 1},
-	"show_option":           {map[string]any{"option": "status", "scope": "session", "target": "main"}, 1},
-	"show_environment":      {map[string]any{}, 1},
-	"show_hooks":            {map[string]any{"scope": "server"}, 1},
-	"show_hook":             {map[string]any{"hook_name": "pane-exited", "global_": true}, 1},
-	"list_panes":            {map[string]any{}, 1},
+	// Over exec: locate the pane, attach the session watcher (a control
+	// client that then streams events, no polling), one final read for the
+	// tail. Over the control-mode engine only the watcher is a process.
+	"wait_for_text":    {map[string]any{"pane_id": "%0", "timeout": 0.3}, 3},
+	"show_option":      {map[string]any{"option": "status", "scope": "session", "target": "main"}, 1},
+	"show_environment": {map[string]any{}, 1},
+	"show_hooks":       {map[string]any{"scope": "server"}, 1},
+	"show_hook":        {map[string]any{"hook_name": "pane-exited", "global_": true}, 1},
+	"list_panes":       {map[string]any{}, 1},
 	"call_readonly_tools_batch": {map[string]any{"operations": []any{
 		map[string]any{"tool": "get_pane_info", "arguments": map[string]any{"pane_id": "%0"}}}}, 1},
 }
