@@ -38,6 +38,9 @@ type Server struct {
 	keyOnce sync.Once
 	key     []byte // signs capture_since cursors; never leaves the process
 
+	runOnce sync.Once
+	runReg  *runRegistry // run_command records awaiting collection
+
 	bufOnce  sync.Once
 	bufState *bufferState // this process's buffer namespace (tools_buffers.go)
 }
@@ -93,6 +96,10 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		}
 	}
 	sort.Slice(s.all, func(i, j int) bool { return s.all[i].Name < s.all[j].Name })
+	// run_command advertises the configured history default (contract 6).
+	if t := s.tool("run_command"); t != nil {
+		t.input["properties"].(map[string]any)["suppress_history"].(map[string]any)["default"] = s.cfg.SuppressHistory
+	}
 	return s, nil
 }
 
@@ -278,6 +285,10 @@ type Addition struct {
 var Additions = []Addition{
 	{"socket_path", "argument of every tool that takes socket_name",
 		"reach a server by socket path (tmux -S), e.g. one found by list_servers(extra_socket_paths=...)"},
+	{"run_id", "result field of run_command (RunCommandResult)",
+		"handle to resume a timed-out run_command with wait_for_run instead of running the command again"},
+	{"wait_for_run", "tool",
+		"waits for a run_command that timed out and returns the same RunCommandResult"},
 	{"lines_missed", "result field of wait_for_text",
 		"true when tmux paused a flooding pane's output stream during the wait, so some output may not have been matched"},
 }

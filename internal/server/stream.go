@@ -27,15 +27,7 @@ func (c *Call) openStream(ctx context.Context, sock tmux.Socket, pane string, en
 	if err != nil {
 		return nil, nil, notFoundAs(err, "pane", pane)
 	}
-	w, err := c.watch.Get(sock, where.Session)
-	if err != nil {
-		return nil, nil, err
-	}
-	sub, outs, err := w.SubscribeAndRun(ctx, where.Pane, where.Window, entry...)
-	if err != nil {
-		return nil, nil, notFoundAs(err, "pane", pane)
-	}
-	return &paneStream{c: c, sock: sock, where: where, sub: sub}, outs, nil
+	return c.openStreamAt(ctx, sock, where, entry...)
 }
 
 // notify is signalled when there is new output or a change of state.

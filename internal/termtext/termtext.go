@@ -41,7 +41,8 @@ type Decoder struct {
 	lines   []string
 }
 
-// Write decodes b and returns the lines it completed.
+// Write decodes b and returns the lines it completed (those not already
+// taken by TakeLines from an OnOSC callback).
 func (d *Decoder) Write(b []byte) []string {
 	d.lines = nil
 	if len(d.carry) > 0 {
@@ -191,6 +192,21 @@ func (d *Decoder) csi(final byte) {
 	case 'D': // cursor back
 		d.pos = max(d.pos-max(n, 1), 0)
 	}
+}
+
+// TakeLines returns the lines completed so far in the current Write and
+// removes them from what Write will return. An OnOSC callback uses it to
+// split the stream exactly at the OSC sequence.
+func (d *Decoder) TakeLines() []string {
+	l := d.lines
+	d.lines = nil
+	return l
+}
+
+// ResetLine forgets the unfinished line (text written before a marker).
+func (d *Decoder) ResetLine() {
+	d.line = d.line[:0]
+	d.pos = 0
 }
 
 // Partial returns the line being written (not yet ended by a newline).

@@ -67,3 +67,18 @@ func FuzzDecoder(f *testing.F) {
 		}
 	})
 }
+
+func TestTakeLinesSplitsAtOSC(t *testing.T) {
+	var before, after []string
+	var d Decoder
+	d.OnOSC = func(p string) {
+		if p == "mark" {
+			before = d.TakeLines()
+			d.ResetLine()
+		}
+	}
+	after = d.Write([]byte("echo x\r\n> \x1b]mark\x07out1\r\nout2\r\n"))
+	if !reflect.DeepEqual(before, []string{"echo x"}) || !reflect.DeepEqual(after, []string{"out1", "out2"}) {
+		t.Errorf("before %q after %q", before, after)
+	}
+}

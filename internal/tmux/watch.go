@@ -35,6 +35,7 @@ type Watcher struct {
 	subs    map[string]map[*Subscription]struct{} // pane id -> subscriptions
 	waiters []waiter                              // replies we wait for, in order
 	done    chan struct{}
+	ready   chan struct{} // closed once tmux has attached us (%session-changed)
 	err     error
 	idle    *time.Timer
 	onClose func()
@@ -82,9 +83,19 @@ func startWatcher(bin string, env []string, sock Socket, session string) (*Watch
 		return nil, err
 	}
 	w := &Watcher{sock: sock, session: session, cmd: cmd, stdin: stdin,
-		subs: map[string]map[*Subscription]struct{}{}, done: make(chan struct{})}
+		subs: map[string]map[*Subscription]struct{}{}, done: make(chan struct{}), ready: make(chan struct{})}
 	go w.read(stdout)
-	return w, nil
+	// Commands sent before the attach completes run before it, and output
+	// printed then is not streamed to us: wait until tmux says we are in.
+	select {
+	case <-w.ready:
+		return w, nil
+	case <-w.done:
+		return nil, fmt.Errorf("attaching to session %s: %w", session, w.Err())
+	case <-time.After(5 * time.Second):
+		w.Close()
+		return nil, fmt.Errorf("%w: attaching a control client to session %s", ErrTimeout, session)
+	}
 }
 
 // Done is closed when the watcher's connection ends.
@@ -131,6 +142,12 @@ func (w *Watcher) handle(ev control.Event) {
 		// Resume at once: the stream restarts from what the pane prints
 		// next, and the subscribers know they missed something.
 		_ = w.send(Command{"refresh-client", "-A", e.Pane + ":continue"}, nil)
+	case *control.SessionChanged:
+		select {
+		case <-w.ready:
+		default:
+			close(w.ready)
+		}
 	case *control.LayoutChange:
 		// A pane of the window appeared, died or was resized: wake its
 		// subscribers so they can check on their pane.

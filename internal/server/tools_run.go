@@ -1,0 +1,447 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/termtext"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+func init() { toolGroups = append(toolGroups, runTools) }
+
+type runCommandArgs struct {
+	Command string `json:"command" desc:"Shell command to run in the target pane."`
+	PaneTarget
+	Timeout         float64 `json:"timeout" default:"30.0" desc:"Seconds to wait for completion (> 0); clamped to the server's wait ceiling, see effective_timeout."`
+	MaxLines        *int    `json:"max_lines" desc:"Most output lines to return, keeping the tail; null returns all."`
+	SuppressHistory bool    `json:"suppress_history" default:"true" desc:"Prefix one space so the shell keeps the command out of its history (bash ignorespace, zsh HIST_IGNORE_SPACE, fish). Needs a single-line command. Default from TMUX_MCP_SUPPRESS_HISTORY."`
+	SocketArgs
+}
+
+type waitForRunArgs struct {
+	RunID    string  `json:"run_id" desc:"run_id from a run_command result that timed out."`
+	Timeout  float64 `json:"timeout" default:"30.0" desc:"Seconds to wait (> 0); clamped to the server's wait ceiling."`
+	MaxLines *int    `json:"max_lines" desc:"Most output lines to return, keeping the tail; null returns all."`
+	SocketArgs
+}
+
+// RunCommandResult is the reference's run_command answer plus run_id.
+type RunCommandResult struct {
+	PaneID               string   `json:"pane_id" desc:"Pane the command ran in."`
+	ExitStatus           *int     `json:"exit_status" desc:"The command's exit status; null while it is still running."`
+	TimedOut             bool     `json:"timed_out" desc:"The wait ended before the command; it keeps running. Pass run_id to wait_for_run to keep waiting."`
+	ElapsedSeconds       float64  `json:"elapsed_seconds" desc:"Seconds since the command started."`
+	Output               []string `json:"output" desc:"Every line the command printed so far, from its first to its last (tail-truncated by max_lines)."`
+	OutputTruncated      bool     `json:"output_truncated" desc:"max_lines (or the size cap) dropped lines from the head."`
+	OutputTruncatedLines int      `json:"output_truncated_lines" desc:"Lines dropped from the head."`
+	EffectiveTimeout     float64  `json:"effective_timeout" desc:"The timeout actually enforced, after the ceiling."`
+	RunID                *string  `json:"run_id" desc:"Handle for wait_for_run when timed_out is true. Addition of tmux-mcp."`
+}
+
+func runTools() []*Tool {
+	return []*Tool{
+		define(Tool{
+			Name: "run_command", Title: "Run Command", Toolset: "pane", Tier: config.Mutating, Preset: SHL, SelfBounded: true,
+			Description: "Run a shell command in a pane's interactive shell, wait for it to finish, and return its exit status and its whole output " +
+				"(every line it printed, not just the screen). Runs in a subshell: cd and export do not persist. " +
+				"On timeout the command keeps running and run_id resumes the wait (wait_for_run); never re-run it to check on it. " +
+				"Refused unless the pane sits at a shell prompt (sh, bash, zsh, dash, ksh, fish...). For TUIs use send_keys with wait_for_text.",
+		}, func(ctx context.Context, c *Call, a runCommandArgs) (RunCommandResult, error) {
+			return c.runCommand(ctx, a)
+		}),
+		define(Tool{
+			Name: "wait_for_run", Title: "Wait For Run", Toolset: "pane", Tier: config.Readonly, Preset: RO, SelfBounded: true,
+			Description: "Keep waiting for a command that run_command started but did not see finish (timed_out with a run_id). " +
+				"Returns the same result as run_command, with the whole output so far. A run is kept until collected, or 10 minutes after it ends.",
+		}, func(ctx context.Context, c *Call, a waitForRunArgs) (RunCommandResult, error) {
+			return c.waitForRun(ctx, a)
+		}),
+	}
+}
+
+// posixShells and fishShells are the foreground commands run_command
+// accepts: a pane anywhere else (an editor, a REPL, a pager) would receive
+// the wrapper as keystrokes.
+var (
+	posixShells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "ksh93": true, "mksh": true,
+		"pdksh": true, "oksh": true, "loksh": true, "ash": true, "yash": true, "posh": true, "busybox": true}
+	fishShells = map[string]bool{"fish": true}
+)
+
+var runStateFields = []string{"pane_id", "window_id", "session_id", "pane_current_command", "alternate_on", "pane_in_mode", "pane_dead", "pid", "start_time"}
+
+// markerOSC is the private OSC the wrapper prints around the command. tmux's
+// terminal ignores an unknown OSC, so it never shows on the screen, but it
+// is in the pane's output stream that the watcher receives.
+const markerOSC = "7799"
+
+// runRecord is one run_command invocation, alive until collected or
+// runKeep after it ends.
+type runRecord struct {
+	id      string
+	pane    string
+	sock    tmux.Socket
+	server  string // tmux server pid and start time
+	started time.Time
+	ps      *paneStream
+
+	mu       sync.Mutex
+	lines    []string
+	dropped  int
+	began    bool
+	exit     *int
+	err      error
+	done     chan struct{}
+	finished time.Time
+	waiting  bool // a call is collecting it right now
+	expiring bool // the expiry goroutine runs
+}
+
+// runKeep is how long a finished, uncollected run is kept.
+var runKeep = 10 * time.Minute
+
+const maxRunLines = 200_000
+
+type runRegistry struct {
+	mu   sync.Mutex
+	runs map[string]*runRecord
+}
+
+func (s *Server) runs() *runRegistry {
+	s.runOnce.Do(func() { s.runReg = &runRegistry{runs: map[string]*runRecord{}} })
+	return s.runReg
+}
+
+func newRunID() string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResult, error) {
+	if strings.TrimSpace(a.Command) == "" {
+		return RunCommandResult{}, expectedf("command must not be blank")
+	}
+	if strings.IndexByte(a.Command, 0) >= 0 {
+		return RunCommandResult{}, expectedf("command must not contain NUL bytes")
+	}
+	if a.SuppressHistory && strings.ContainsAny(a.Command, "\r\n") {
+		return RunCommandResult{}, expectedf("suppress_history needs a single-line command; pass suppress_history=false to run a multi-line command (the shell may then record it)")
+	}
+	if a.MaxLines != nil && *a.MaxLines <= 0 {
+		return RunCommandResult{}, expectedf("max_lines must be a positive integer (or null for all lines)")
+	}
+	eff, err := c.effectiveTimeout(a.Timeout)
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	sock := c.Socket(a.SocketArgs)
+	pane, err := c.targetPaneID(ctx, sock, a.PaneTarget)
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	rows, err := c.tmux.Rows(ctx, sock, tmux.Command{"list-panes", "-t", pane}, runStateFields)
+	if err != nil {
+		return RunCommandResult{}, notFoundAs(err, "pane", pane)
+	}
+	var st tmux.Row
+	for _, r := range rows {
+		if r["pane_id"] == pane {
+			st = r
+		}
+	}
+	if st == nil {
+		return RunCommandResult{}, &tmux.NotFoundError{What: "pane", Detail: pane}
+	}
+	shell := strings.TrimPrefix(filepath.Base(st["pane_current_command"]), "-")
+	switch {
+	case st["pane_dead"] == "1":
+		return RunCommandResult{}, expectedf("pane %s is dead; respawn_pane restarts it", pane)
+	case st["alternate_on"] == "1":
+		return RunCommandResult{}, expectedf("pane %s shows a full-screen program (alternate screen); run_command only types into a shell prompt. Use send_keys for TUIs.", pane)
+	case st["pane_in_mode"] == "1":
+		return RunCommandResult{}, expectedf("pane %s is in copy mode; exit_copy_mode first", pane)
+	case !posixShells[shell] && !fishShells[shell]:
+		return RunCommandResult{}, expectedf("pane %s is running %q, not a known shell (sh, bash, zsh, dash, ksh, fish...); run_command would type into it. Use send_keys for other programs.", pane, shell)
+	}
+	id := newRunID()
+	wrapper := runWrapper(shell, a.Command, id, a.SuppressHistory)
+	rec := &runRecord{id: id, pane: pane, sock: sock, server: st["pid"] + "/" + st["start_time"], done: make(chan struct{})}
+	// Subscribe and type in one ordered step on the watcher connection, so
+	// the stream holds exactly what follows the keystrokes.
+	rec.started = time.Now()
+	ps, _, err := c.openStreamAt(ctx, sock, tmux.PaneWhere{Pane: pane, Window: st["window_id"], Session: st["session_id"]},
+		tmux.Command{"send-keys", "-t", pane, "-l", "--", wrapper},
+		tmux.Command{"send-keys", "-t", pane, "Enter"})
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	rec.ps = ps
+	reg := c.runs()
+	reg.mu.Lock()
+	reg.runs[id] = rec
+	reg.mu.Unlock()
+	go c.Server.pumpRun(rec)
+	return c.collect(ctx, rec, eff, a.MaxLines)
+}
+
+// runWrapper builds what is typed: markers around the command, which runs
+// in a subshell (POSIX) or a child fish, so cd and export do not leak.
+func runWrapper(shell, command, id string, suppress bool) string {
+	lead := ""
+	if suppress {
+		lead = " "
+	}
+	start := fmt.Sprintf(`printf '\033]%s;S;%s\007'`, markerOSC, id)
+	end := fmt.Sprintf(`printf '\033]%s;E;%s;%%d\007'`, markerOSC, id)
+	if fishShells[shell] {
+		quoted := "'" + strings.ReplaceAll(strings.ReplaceAll(command, `\`, `\\`), `'`, `\'`) + "'"
+		return lead + start + "; fish -c " + quoted + "; " + end + " $status"
+	}
+	// The command goes on lines of its own so that a trailing comment or
+	// an unterminated last line cannot swallow the end marker.
+	return lead + start + ";(\n" + strings.TrimRight(command, " \t\r\n") + "\n);" + end + " $?"
+}
+
+// pumpRun feeds a run's output stream through the terminal decoder until
+// the end marker arrives or the pane goes away.
+func (s *Server) pumpRun(rec *runRecord) {
+	var dec termtext.Decoder
+	prefix := markerOSC + ";"
+	dec.OnOSC = func(p string) {
+		rest, ok := strings.CutPrefix(p, prefix)
+		if !ok {
+			return
+		}
+		switch {
+		case rest == "S;"+rec.id:
+			dec.TakeLines()
+			dec.ResetLine()
+			rec.mu.Lock()
+			rec.began = true
+			rec.lines, rec.dropped = nil, 0
+			rec.mu.Unlock()
+		case strings.HasPrefix(rest, "E;"+rec.id+";"):
+			code, err := strconv.Atoi(strings.TrimPrefix(rest, "E;"+rec.id+";"))
+			lines := dec.TakeLines()
+			if p := dec.Partial(); p != "" {
+				lines = append(lines, p)
+			}
+			dec.ResetLine()
+			rec.add(lines)
+			if err == nil {
+				rec.finish(&code, nil)
+			} else {
+				rec.finish(nil, fmt.Errorf("unreadable exit status marker"))
+			}
+		}
+	}
+	ctx := context.Background()
+	for {
+		select {
+		case <-rec.done:
+			rec.ps.close()
+			return
+		case <-rec.ps.notify():
+		}
+		data, err := rec.ps.take(ctx)
+		if err != nil {
+			rec.finish(nil, fmt.Errorf("pane %s went away while the command ran: %w", rec.pane, err))
+			continue
+		}
+		if len(data) == 0 {
+			// A layout change: make sure the pane still exists.
+			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			_, err := s.tmux.Locate(cctx, rec.sock, tmux.PaneID(rec.pane))
+			cancel()
+			if err != nil {
+				rec.finish(nil, fmt.Errorf("pane %s went away while the command ran", rec.pane))
+			}
+			continue
+		}
+		lines := dec.Write(data)
+		rec.mu.Lock()
+		began := rec.began
+		rec.mu.Unlock()
+		if began {
+			rec.add(lines)
+		}
+	}
+}
+
+func (r *runRecord) add(lines []string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.exit != nil || r.err != nil {
+		return
+	}
+	r.lines = append(r.lines, lines...)
+	if over := len(r.lines) - maxRunLines; over > 0 {
+		r.lines = r.lines[over:]
+		r.dropped += over
+	}
+}
+
+func (r *runRecord) finish(exit *int, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	select {
+	case <-r.done:
+		return
+	default:
+	}
+	r.exit, r.err = exit, err
+	r.finished = time.Now()
+	close(r.done)
+}
+
+// stop ends the run's bookkeeping (not the command) if it has not ended.
+func (r *runRecord) stop() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	select {
+	case <-r.done:
+	default:
+		close(r.done)
+	}
+}
+
+// collect waits up to eff for the run and builds the result. A finished run
+// is removed; an unfinished one stays for wait_for_run.
+func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, maxLines *int) (RunCommandResult, error) {
+	rec.mu.Lock()
+	if rec.waiting {
+		rec.mu.Unlock()
+		return RunCommandResult{}, expectedf("another call is already waiting for run %s", rec.id)
+	}
+	rec.waiting = true
+	rec.mu.Unlock()
+	defer func() { rec.mu.Lock(); rec.waiting = false; rec.mu.Unlock() }()
+
+	wctx, cancel := context.WithTimeout(ctx, eff)
+	defer cancel()
+	stop := c.progressEvery(wctx, eff, func(el time.Duration) string {
+		return fmt.Sprintf("Running in pane %s: %.1fs elapsed; last output: %q", rec.pane, time.Since(rec.started).Seconds(), rec.lastLine())
+	})
+	select {
+	case <-rec.done:
+	case <-wctx.Done():
+	}
+	stop()
+	if ctx.Err() != nil {
+		return RunCommandResult{}, ctx.Err()
+	}
+	rec.mu.Lock()
+	lines := append([]string(nil), rec.lines...)
+	dropped := rec.dropped
+	exit, runErr := rec.exit, rec.err
+	rec.mu.Unlock()
+	finished := exit != nil || runErr != nil
+	if finished {
+		c.runs().remove(rec.id)
+	} else {
+		c.runs().expireLater(rec)
+	}
+	if runErr != nil {
+		return RunCommandResult{}, expectedf("%v", runErr)
+	}
+	res := RunCommandResult{PaneID: rec.pane, ExitStatus: exit, TimedOut: !finished, EffectiveTimeout: eff.Seconds(),
+		ElapsedSeconds: float64(time.Since(rec.started).Milliseconds()) / 1000}
+	if maxLines != nil && len(lines) > *maxLines {
+		dropped += len(lines) - *maxLines
+		lines = lines[len(lines)-*maxLines:]
+	}
+	if lines == nil {
+		lines = []string{}
+	}
+	res.Output, res.OutputTruncated, res.OutputTruncatedLines = lines, dropped > 0, dropped
+	if !finished {
+		id := rec.id
+		res.RunID = &id
+	}
+	return res, nil
+}
+
+func (r *runRecord) lastLine() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.lines) == 0 {
+		return ""
+	}
+	return r.lines[len(r.lines)-1]
+}
+
+func (g *runRegistry) remove(id string) {
+	g.mu.Lock()
+	rec := g.runs[id]
+	delete(g.runs, id)
+	g.mu.Unlock()
+	if rec != nil {
+		rec.stop() // ends the pump, which closes the subscription
+	}
+}
+
+// expireLater drops an uncollected run runKeep after it ends.
+func (g *runRegistry) expireLater(rec *runRecord) {
+	rec.mu.Lock()
+	already := rec.expiring
+	rec.expiring = true
+	rec.mu.Unlock()
+	if already {
+		return
+	}
+	go func() {
+		<-rec.done
+		time.Sleep(runKeep)
+		g.mu.Lock()
+		if g.runs[rec.id] == rec {
+			delete(g.runs, rec.id)
+		}
+		g.mu.Unlock()
+	}()
+}
+
+func (c *Call) waitForRun(ctx context.Context, a waitForRunArgs) (RunCommandResult, error) {
+	if a.MaxLines != nil && *a.MaxLines <= 0 {
+		return RunCommandResult{}, expectedf("max_lines must be a positive integer (or null for all lines)")
+	}
+	eff, err := c.effectiveTimeout(a.Timeout)
+	if err != nil {
+		return RunCommandResult{}, err
+	}
+	reg := c.runs()
+	reg.mu.Lock()
+	rec := reg.runs[a.RunID]
+	reg.mu.Unlock()
+	if rec == nil {
+		return RunCommandResult{}, expectedf("unknown run_id: it was already collected, expired (10 minutes after the command ended), or belongs to another server process")
+	}
+	if (a.SocketName != nil && *a.SocketName != "") || (a.SocketPath != nil && *a.SocketPath != "") {
+		if c.Socket(a.SocketArgs) != rec.sock {
+			return RunCommandResult{}, expectedf("run %s belongs to another tmux server", a.RunID)
+		}
+	}
+	return c.collect(ctx, rec, eff, a.MaxLines)
+}
+
+// openStreamAt is openStream for a pane whose location is already known.
+func (c *Call) openStreamAt(ctx context.Context, sock tmux.Socket, where tmux.PaneWhere, entry ...tmux.Command) (*paneStream, [][]byte, error) {
+	w, err := c.watch.Get(sock, where.Session)
+	if err != nil {
+		return nil, nil, err
+	}
+	sub, outs, err := w.SubscribeAndRun(ctx, where.Pane, where.Window, entry...)
+	if err != nil {
+		return nil, nil, notFoundAs(err, "pane", where.Pane)
+	}
+	return &paneStream{c: c, sock: sock, where: where, sub: sub}, outs, nil
+}

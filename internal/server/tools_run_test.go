@@ -1,0 +1,154 @@
+package server
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestRunCommand(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	cases := []struct {
+		name   string
+		args   map[string]any
+		exit   int
+		output []string
+	}{
+		{"exit status and output", map[string]any{"command": "echo hi; echo there >&2; exit 3"}, 3, []string{"hi", "there"}},
+		{"true", map[string]any{"command": "true"}, 0, []string{}},
+		{"trailing comment", map[string]any{"command": "echo x-$((2+2)) # comment"}, 0, []string{"x-4"}},
+		{"subshell: cd does not persist", map[string]any{"command": "cd /; pwd"}, 0, []string{"/"}},
+		{"max_lines keeps the tail", map[string]any{"command": "seq 1 10", "max_lines": 3}, 0, []string{"8", "9", "10"}},
+		{"multi-line without suppression", map[string]any{"command": "echo one\necho two", "suppress_history": false}, 0, []string{"one", "two"}},
+		{"colours stripped", map[string]any{"command": `printf '\033[31mred\033[0m\n'`}, 0, []string{"red"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			args := map[string]any{"pane_id": "%0", "timeout": 10}
+			for k, v := range c.args {
+				args[k] = v
+			}
+			var r RunCommandResult
+			e.ok("run_command", args, &r)
+			if r.TimedOut || r.ExitStatus == nil || *r.ExitStatus != c.exit || r.RunID != nil {
+				t.Fatalf("%+v", r)
+			}
+			if strings.Join(r.Output, "|") != strings.Join(c.output, "|") {
+				t.Errorf("output %q, want %q", r.Output, c.output)
+			}
+		})
+	}
+	// cd did not leak into the pane's shell.
+	var r RunCommandResult
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "pwd"}, &r)
+	if len(r.Output) != 1 || r.Output[0] == "/" {
+		t.Errorf("cd leaked: %q", r.Output)
+	}
+}
+
+// The whole output, not the screen: 5000 lines from a 24-row pane whose
+// history is smaller than that.
+func TestRunCommandWholeOutput(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	e.tmux.MustRun("set-option", "-t", "main", "history-limit", "1000")
+	var r RunCommandResult
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "seq 1 5000", "timeout": 20}, &r)
+	if len(r.Output) != 5000 || r.Output[0] != "1" || r.Output[4999] != "5000" {
+		t.Fatalf("%d lines, first %q last %q", len(r.Output), r.Output[0], r.Output[len(r.Output)-1])
+	}
+	for i, l := range r.Output {
+		if l != fmt.Sprint(i+1) {
+			t.Fatalf("line %d = %q", i, l)
+		}
+	}
+}
+
+func TestRunCommandTimeoutAndResume(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	var r RunCommandResult
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "echo early; sleep 1.5; echo late; exit 7", "timeout": 0.5}, &r)
+	if !r.TimedOut || r.ExitStatus != nil || r.RunID == nil || r.EffectiveTimeout != 0.5 {
+		t.Fatalf("%+v", r)
+	}
+	if strings.Join(r.Output, "|") != "early" {
+		t.Errorf("output so far %q", r.Output)
+	}
+	var r2 RunCommandResult
+	e.ok("wait_for_run", map[string]any{"run_id": *r.RunID, "timeout": 10}, &r2)
+	if r2.TimedOut || r2.ExitStatus == nil || *r2.ExitStatus != 7 || strings.Join(r2.Output, "|") != "early|late" {
+		t.Fatalf("%+v", r2)
+	}
+	msg, _ := e.fail("wait_for_run", map[string]any{"run_id": *r.RunID})
+	if !strings.Contains(msg, "unknown run_id") {
+		t.Errorf("collected run: %q", msg)
+	}
+	// Nothing is left behind in tmux: no pane options, no buffers.
+	if opts := e.tmux.MustRun("show-options", "-p", "-t", "%0"); strings.Contains(opts, "@") {
+		t.Errorf("pane options left: %q", opts)
+	}
+	if bufs, _ := e.tmux.Run("list-buffers"); bufs != "" {
+		t.Errorf("buffers left: %q", bufs)
+	}
+}
+
+func TestRunCommandRefusals(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	e.tmux.MustRun("split-window", "-d", "-t", "%0", "cat")
+	e.tmux.MustRun("split-window", "-d", "-t", "%0", "sh")
+	e.tmux.MustRun("copy-mode", "-t", "%2")
+	cases := []struct {
+		args map[string]any
+		want string
+	}{
+		{map[string]any{"pane_id": "%1", "command": "ls"}, `running "cat", not a known shell`},
+		{map[string]any{"pane_id": "%2", "command": "ls"}, "copy mode"},
+		{map[string]any{"pane_id": "%0", "command": "  "}, "must not be blank"},
+		{map[string]any{"pane_id": "%0", "command": "echo a\necho b"}, "single-line command"},
+		{map[string]any{"pane_id": "%0", "command": "ls", "timeout": 0}, "greater than 0"},
+		{map[string]any{"pane_id": "%0", "command": "ls", "max_lines": 0}, "max_lines must be a positive"},
+		{map[string]any{"pane_id": "%9", "command": "ls"}, "not found"},
+		{map[string]any{"run_id": "nope"}, "unknown run_id"},
+	}
+	for _, c := range cases {
+		tool := "run_command"
+		if _, ok := c.args["run_id"]; ok {
+			tool = "wait_for_run"
+		}
+		msg, _ := e.fail(tool, c.args)
+		if !strings.Contains(msg, c.want) {
+			t.Errorf("%v: %q lacks %q", c.args, msg, c.want)
+		}
+	}
+	// The copy-mode and cat panes got no keystrokes.
+	if out := e.tmux.MustRun("capture-pane", "-p", "-t", "%1"); strings.Contains(out, "ls") {
+		t.Errorf("keys typed into cat: %q", out)
+	}
+}
+
+// A full-screen program refuses too.
+func TestRunCommandRefusesAlternateScreen(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	typeKeys(e, "%0", `printf '\033[?1049h'; sleep 30`)
+	time.Sleep(300 * time.Millisecond)
+	msg, _ := e.fail("run_command", map[string]any{"pane_id": "%0", "command": "ls"})
+	if !strings.Contains(msg, "alternate screen") && !strings.Contains(msg, "not a known shell") {
+		t.Errorf("%q", msg)
+	}
+}
+
+func TestRunWrapper(t *testing.T) {
+	w := runWrapper("bash", "ls", "abc", true)
+	if !strings.HasPrefix(w, " printf") || !strings.Contains(w, "(\nls\n)") || !strings.HasSuffix(w, "$?") {
+		t.Errorf("posix wrapper %q", w)
+	}
+	f := runWrapper("fish", `echo 'a\b'`, "abc", false)
+	if !strings.Contains(f, `fish -c 'echo \'a\\b\''`) || !strings.HasSuffix(f, "$status") {
+		t.Errorf("fish wrapper %q", f)
+	}
+}
