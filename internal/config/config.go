@@ -99,6 +99,7 @@ type Config struct {
 	Toolsets        []string // empty: all
 	Caller          Caller
 	TmuxTmpdir      string
+	PromptsAsTools  bool // add list_prompts and get_prompt as tools
 }
 
 // Warning is a problem with a setting that was handled by falling back.
@@ -161,6 +162,9 @@ func FromEnv(env Getenv) (Config, []Warning, error) {
 	c.AuditLog = env("TMUX_MCP_AUDIT_LOG")
 	if v := env("TMUX_MCP_TOOLSETS"); v != "" {
 		c.Toolsets = SplitList(v)
+	}
+	if v, _ := lookup(env, "TMUX_MCP_PROMPTS_AS_TOOLS", "LIBTMUX_MCP_PROMPTS_AS_TOOLS"); v == "1" {
+		c.PromptsAsTools = true
 	}
 	c.Caller = ParseCaller(env("TMUX"), env("TMUX_PANE"))
 	c.TmuxTmpdir = env("TMUX_TMPDIR")

@@ -15,7 +15,7 @@ import (
 
 func allToolsServer(t *testing.T) *Server {
 	t.Helper()
-	s, err := New(config.Config{Safety: config.Destructive, SuppressHistory: true}, Options{})
+	s, err := New(config.Config{Safety: config.Destructive, SuppressHistory: true, PromptsAsTools: true}, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 // ToolsMarkdown renders docs/tools.md from the registration table, so the
 // reference documentation can never drift from what the server serves.
 func ToolsMarkdown() (string, error) {
-	s, err := New(config.Config{Safety: config.Destructive, SuppressHistory: true}, Options{})
+	s, err := New(config.Config{Safety: config.Destructive, SuppressHistory: true, PromptsAsTools: true}, Options{})
 	if err != nil {
 		return "", err
 	}
@@ -163,7 +163,7 @@ func fieldList(s map[string]any) string {
 // ReadmeToolTable renders the README's tool table (between the
 // "<!-- tools:begin -->" and "<!-- tools:end -->" markers).
 func ReadmeToolTable() (string, error) {
-	s, err := New(config.Config{Safety: config.Destructive, SuppressHistory: true}, Options{})
+	s, err := New(config.Config{Safety: config.Destructive, SuppressHistory: true, PromptsAsTools: true}, Options{})
 	if err != nil {
 		return "", err
 	}

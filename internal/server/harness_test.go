@@ -36,6 +36,8 @@ func withConfig(f func(*config.Config)) envOption { return f }
 // configT lets test files name the config type without importing config.
 type configT = config.Config
 
+const configReadonly = config.Readonly
+
 // newEnv starts an isolated tmux server with one session "main" and a
 // connected client.
 func newEnv(t testing.TB, opts ...envOption) *env {

@@ -82,7 +82,11 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	}
 	s.visible = map[string]*Tool{}
 	seen := map[string]bool{}
-	for _, t := range allTools() {
+	tools := allTools()
+	if cfg.PromptsAsTools {
+		tools = append(tools, promptTools()...)
+	}
+	for _, t := range tools {
 		if err := t.check(); err != nil {
 			return nil, err
 		}
@@ -147,8 +151,12 @@ func (s *Server) MCP() *mcp.Server {
 		&mcp.ServerOptions{
 			Instructions: s.Instructions(),
 			Logger:       sdkLogger(s.log),
-			Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: false}},
+			Capabilities: &mcp.ServerCapabilities{
+				Tools:   &mcp.ToolCapabilities{ListChanged: false},
+				Prompts: &mcp.PromptCapabilities{ListChanged: false},
+			},
 		})
+	addPrompts(ms)
 	for _, t := range s.Visible() {
 		ms.AddTool(t.mcpTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return s.invoke(ctx, t, req, req.Params.Arguments, ""), nil
