@@ -21,7 +21,7 @@ func TestTiers(t *testing.T) {
 	all := allToolsServer(t).All()
 	for _, tier := range []config.Tier{config.Readonly, config.Mutating, config.Destructive} {
 		t.Run(tier.String(), func(t *testing.T) {
-			e := newEnv(t, withTier(tier))
+			e := newEnv(t, withTier(tier), withConfig(func(c *configT) { c.PromptsAsTools = true }))
 			listed := map[string]bool{}
 			for tool, err := range e.cs.Tools(context.Background(), nil) {
 				if err != nil {

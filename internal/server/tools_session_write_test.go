@@ -139,7 +139,17 @@ func TestCreateSessionSuppressHistory(t *testing.T) {
 	// Later windows inherit it from the session environment.
 	e.tmux.MustRun("new-window", "-d", "-t", "quiet:", "-n", "later")
 	pid := e.tmux.MustRun("display-message", "-p", "-t", "quiet:later", "#{pane_pid}")
-	if pe := swProcEnv(t, pid); pe["fish_private_mode"] != "1" || pe["HISTFILE"] != "" {
+	// The pane's process may not have exec'd its shell yet; give it a moment.
+	var pe map[string]string
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		pe = swProcEnv(t, pid)
+		if pe["fish_private_mode"] == "1" || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if pe["fish_private_mode"] != "1" || pe["HISTFILE"] != "" {
 		t.Errorf("later window env: fish_private_mode=%q HISTFILE=%q", pe["fish_private_mode"], pe["HISTFILE"])
 	}
 
