@@ -147,22 +147,32 @@ func (s *Server) Config() config.Config { return s.cfg }
 
 // MCP builds the SDK server with the visible tools registered.
 func (s *Server) MCP() *mcp.Server {
+	rs := &resourceState{s: s, mirrored: map[string]bool{}, subs: map[string]func(){}}
 	ms := mcp.NewServer(&mcp.Implementation{Name: "tmux", Title: "tmux-mcp", Version: Version, WebsiteURL: "https://github.com/tmux-mcp/tmux-mcp"},
 		&mcp.ServerOptions{
 			Instructions: s.Instructions(),
 			Logger:       sdkLogger(s.log),
 			Capabilities: &mcp.ServerCapabilities{
-				Tools:   &mcp.ToolCapabilities{ListChanged: false},
-				Prompts: &mcp.PromptCapabilities{ListChanged: false},
+				Tools:       &mcp.ToolCapabilities{ListChanged: false},
+				Prompts:     &mcp.PromptCapabilities{ListChanged: false},
+				Resources:   &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true},
+				Completions: &mcp.CompletionCapabilities{},
 			},
+			SubscribeHandler:   rs.subscribe,
+			UnsubscribeHandler: rs.unsubscribe,
+			CompletionHandler:  s.complete,
 		})
+	rs.ms = ms
+	for _, t := range resourceTemplates {
+		ms.AddResourceTemplate(t, s.readResource)
+	}
 	addPrompts(ms)
 	for _, t := range s.Visible() {
 		ms.AddTool(t.mcpTool(), func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return s.invoke(ctx, t, req, req.Params.Arguments, ""), nil
 		})
 	}
-	ms.AddReceivingMiddleware(s.gate)
+	ms.AddReceivingMiddleware(s.gate, rs.middleware)
 	return ms
 }
 

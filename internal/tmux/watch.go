@@ -148,14 +148,20 @@ func (w *Watcher) handle(ev control.Event) {
 		default:
 			close(w.ready)
 		}
+	case *control.SessionsChanged, *control.WindowAdd, *control.UnlinkedWindowAdd, *control.WindowRenamed,
+		*control.SessionRenamed, *control.UnlinkedWindowRenamed, *control.WindowPaneChanged:
+		w.wakeStructure()
 	case *control.LayoutChange:
 		// A pane of the window appeared, died or was resized: wake its
 		// subscribers so they can check on their pane.
 		w.wake(e.Window)
+		w.wakeStructure()
 	case *control.WindowClose:
 		w.windowGone(e.Window)
+		w.wakeStructure()
 	case *control.UnlinkedWindowClose:
 		w.windowGone(e.Window)
+		w.wakeStructure()
 	case *control.Exit:
 		_ = w.stdin.Close()
 	case *control.Block:
@@ -182,6 +188,19 @@ func (w *Watcher) deliver(pane string, data []byte) {
 	defer w.mu.Unlock()
 	for s := range w.subs[pane] {
 		s.push(data)
+	}
+}
+
+// StructurePane is the pseudo pane of subscriptions that want to hear about
+// structure (sessions, windows, panes appearing, closing or renamed) rather
+// than output.
+const StructurePane = ""
+
+func (w *Watcher) wakeStructure() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for s := range w.subs[StructurePane] {
+		s.signal()
 	}
 }
 

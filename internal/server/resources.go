@@ -1,0 +1,461 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+// codeResourceNotFound is the error code the reference uses for a missing
+// tmux object behind a resource URI (contract 3.1).
+const codeResourceNotFound = -32002
+
+var resourceTemplates = []*mcp.ResourceTemplate{
+	{URITemplate: "tmux://sessions{?socket_name}", Name: "sessions", Title: "All Sessions", MIMEType: "application/json",
+		Description: "Every session (SessionInfo list)."},
+	{URITemplate: "tmux://sessions/{session_name}{?socket_name}", Name: "session", Title: "Session Detail", MIMEType: "application/json",
+		Description: "One session with its windows."},
+	{URITemplate: "tmux://sessions/{session_name}/windows{?socket_name}", Name: "session_windows", Title: "Session Windows", MIMEType: "application/json",
+		Description: "The windows of a session."},
+	{URITemplate: "tmux://sessions/{session_name}/windows/{window_index}{?socket_name}", Name: "window", Title: "Window Detail", MIMEType: "application/json",
+		Description: "One window with its panes."},
+	{URITemplate: "tmux://panes/{pane_id}{?socket_name}", Name: "pane", Title: "Pane Detail", MIMEType: "application/json",
+		Description: "One pane (PaneInfo). Write the pane id percent-encoded: %12 is %2512."},
+	{URITemplate: "tmux://panes/{pane_id}/content{?socket_name}", Name: "pane_content", Title: "Pane Content", MIMEType: "text/plain",
+		Description: "The visible screen of a pane. Subscribe to be told when it changes."},
+}
+
+var rawPaneSegment = regexp.MustCompile(`^tmux://panes/(%[0-9A-Fa-f]+)([/?].*)?$`)
+
+// fixPaneURI accepts a raw pane id in a URI (tmux://panes/%12), which the
+// SDK's template matcher refuses, by percent-encoding it, unless the segment
+// already is a percent-encoded pane id (%2512 decodes to %12).
+func fixPaneURI(uri string) string {
+	m := rawPaneSegment.FindStringSubmatch(uri)
+	if m == nil {
+		return uri
+	}
+	if dec, err := url.PathUnescape(m[1]); err == nil && validPaneID(dec) {
+		return uri
+	}
+	return "tmux://panes/%25" + m[1][1:] + m[2]
+}
+
+func validPaneID(s string) bool { _, err := tmux.ParsePaneID(s); return err == nil }
+
+// resourceRef is a parsed tmux:// URI.
+type resourceRef struct {
+	kind        string // sessions, session, windows, window, pane, content
+	session     string
+	windowIndex string
+	pane        string
+	socketName  string
+}
+
+func parseResourceURI(uri string) (resourceRef, error) {
+	u, err := url.Parse(fixPaneURI(uri))
+	if err != nil || u.Scheme != "tmux" {
+		return resourceRef{}, fmt.Errorf("not a tmux:// URI")
+	}
+	ref := resourceRef{socketName: u.Query().Get("socket_name")}
+	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
+	if len(parts) == 1 && parts[0] == "" {
+		parts = nil
+	}
+	switch {
+	case u.Host == "sessions" && len(parts) == 0:
+		ref.kind = "sessions"
+	case u.Host == "sessions" && len(parts) == 1:
+		ref.kind, ref.session = "session", parts[0]
+	case u.Host == "sessions" && len(parts) == 2 && parts[1] == "windows":
+		ref.kind, ref.session = "windows", parts[0]
+	case u.Host == "sessions" && len(parts) == 3 && parts[1] == "windows":
+		ref.kind, ref.session, ref.windowIndex = "window", parts[0], parts[2]
+	case u.Host == "panes" && len(parts) == 1:
+		ref.kind, ref.pane = "pane", parts[0]
+	case u.Host == "panes" && len(parts) == 2 && parts[1] == "content":
+		ref.kind, ref.pane = "content", parts[0]
+	default:
+		return resourceRef{}, fmt.Errorf("unknown tmux:// resource")
+	}
+	return ref, nil
+}
+
+func resourceNotFound(msg string) error {
+	return &jsonrpc.Error{Code: codeResourceNotFound, Message: msg}
+}
+
+// internalCall runs a read tool's handler directly (resources are snapshots
+// served by the same code as the tools) and returns its structured result or
+// text.
+func (s *Server) internalCall(ctx context.Context, name string, args map[string]any) (json.RawMessage, string, error) {
+	t := s.tool(name)
+	raw, _ := json.Marshal(args)
+	a, err := checkArguments(t.Title, t.input, raw)
+	if err != nil {
+		return nil, "", err
+	}
+	res, err := s.safeCall(ctx, t, &Call{Server: s, Tool: t}, a)
+	if err != nil {
+		return nil, "", err
+	}
+	if sc, ok := res.StructuredContent.(json.RawMessage); ok {
+		return sc, "", nil
+	}
+	return nil, text(res), nil
+}
+
+// readResource serves every tmux:// URI.
+func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	ref, err := parseResourceURI(uri)
+	if err != nil {
+		return nil, resourceNotFound(err.Error())
+	}
+	sock := map[string]any{}
+	if ref.socketName != "" {
+		sock["socket_name"] = ref.socketName
+	}
+	with := func(kv ...any) map[string]any {
+		m := map[string]any{}
+		for k, v := range sock {
+			m[k] = v
+		}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i].(string)] = kv[i+1]
+		}
+		return m
+	}
+	notFound := func(err error, what string) error {
+		if errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrBadID) || errors.Is(err, tmux.ErrNoServer) {
+			return resourceNotFound(what)
+		}
+		var te *ToolError
+		if errors.As(err, &te) && te.Expected {
+			return resourceNotFound(what + ": " + te.Msg)
+		}
+		return err
+	}
+	var body []byte
+	mime := "application/json"
+	switch ref.kind {
+	case "sessions", "windows":
+		tool, args := "list_sessions", with()
+		if ref.kind == "windows" {
+			tool, args = "list_windows", with("session_name", ref.session)
+		}
+		sc, _, err := s.internalCall(ctx, tool, args)
+		if err != nil {
+			return nil, notFound(err, "Session not found: "+ref.session)
+		}
+		var w struct {
+			Result json.RawMessage `json:"result"`
+		}
+		_ = json.Unmarshal(sc, &w)
+		body = indentJSON(w.Result)
+	case "session":
+		sc, _, err := s.internalCall(ctx, "get_session_info", with("session_name", ref.session))
+		if err != nil {
+			return nil, notFound(err, "Session not found: "+ref.session)
+		}
+		ws, _, err := s.internalCall(ctx, "list_windows", with("session_name", ref.session))
+		if err != nil {
+			return nil, notFound(err, "Session not found: "+ref.session)
+		}
+		body = mergeChild(sc, "windows", ws)
+	case "window":
+		sc, _, err := s.internalCall(ctx, "get_window_info", with("session_name", ref.session, "window_index", ref.windowIndex))
+		if err != nil {
+			return nil, notFound(err, "Window not found: index "+ref.windowIndex)
+		}
+		ps, _, err := s.internalCall(ctx, "list_panes", with("session_name", ref.session, "window_index", ref.windowIndex))
+		if err != nil {
+			return nil, notFound(err, "Window not found: index "+ref.windowIndex)
+		}
+		body = mergeChild(sc, "panes", ps)
+	case "pane":
+		sc, _, err := s.internalCall(ctx, "get_pane_info", with("pane_id", ref.pane))
+		if err != nil {
+			return nil, notFound(err, "Pane not found: "+ref.pane)
+		}
+		body = indentJSON(sc)
+	case "content":
+		_, txt, err := s.internalCall(ctx, "capture_pane", with("pane_id", ref.pane, "max_lines", nil))
+		if err != nil {
+			return nil, notFound(err, "Pane not found: "+ref.pane)
+		}
+		body, mime = []byte(txt), "text/plain"
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mime, Text: string(body)}}}, nil
+}
+
+func indentJSON(raw json.RawMessage) []byte {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return raw
+	}
+	b, _ := json.MarshalIndent(v, "", "  ")
+	return b
+}
+
+// mergeChild adds a {"result": [...]} list under key to an object.
+func mergeChild(obj json.RawMessage, key string, list json.RawMessage) []byte {
+	var m map[string]any
+	_ = json.Unmarshal(obj, &m)
+	var w struct {
+		Result []any `json:"result"`
+	}
+	_ = json.Unmarshal(list, &w)
+	if w.Result == nil {
+		w.Result = []any{}
+	}
+	m[key] = w.Result
+	b, _ := json.MarshalIndent(m, "", "  ")
+	return b
+}
+
+// resourceState is the live side of resources for one MCP server: the
+// concrete resources mirroring what exists now (so resources/list is real
+// and list_changed fires when it changes) and the subscriptions.
+type resourceState struct {
+	s  *Server
+	ms *mcp.Server
+
+	mu       sync.Mutex
+	mirrored map[string]bool
+	subs     map[string]func() // subscribed URI -> stops its watch
+}
+
+// complete offers live values for prompt arguments and resource-template
+// variables: session names, window indexes (of the session given so far)
+// and pane ids.
+func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	prefix := req.Params.Argument.Value
+	c := &Call{Server: s}
+	sock := c.Socket(SocketArgs{})
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	var values []string
+	switch req.Params.Argument.Name {
+	case "session_name":
+		rows, _ := s.tmux.Rows(ctx, sock, tmux.Command{"list-sessions"}, []string{"session_name"})
+		for _, r := range rows {
+			values = append(values, r["session_name"])
+		}
+	case "window_index":
+		var sess string
+		if req.Params.Context != nil {
+			sess = req.Params.Context.Arguments["session_name"]
+		}
+		if args, err := tmux.WindowScope("", sess); err == nil {
+			rows, _ := s.tmux.Rows(ctx, sock, append(tmux.Command{"list-windows"}, args...), []string{"window_index"})
+			for _, r := range rows {
+				values = append(values, r["window_index"])
+			}
+		}
+	case "pane_id":
+		rows, _ := s.tmux.Rows(ctx, sock, tmux.Command{"list-panes", "-a"}, []string{"pane_id"})
+		for _, r := range tmux.DedupeBy(rows, "pane_id") {
+			values = append(values, r["pane_id"])
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, v := range values {
+		if strings.HasPrefix(v, prefix) && !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	total := len(out)
+	if len(out) > 100 {
+		out = out[:100]
+	}
+	if out == nil {
+		out = []string{}
+	}
+	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: out, Total: total, HasMore: total > len(out)}}, nil
+}
+
+// sync makes the concrete resources match the objects on the configured
+// server, in one tmux round trip; the SDK debounces the list_changed
+// notification that the changes cause.
+func (rs *resourceState) sync(ctx context.Context) {
+	fields := []string{"session_name", "window_index", "pane_id"}
+	c := &Call{Server: rs.s}
+	rows, err := rs.s.tmux.Rows(ctx, c.Socket(SocketArgs{}), tmux.Command{"list-panes", "-a"}, fields)
+	if err != nil && !errors.Is(err, tmux.ErrNoServer) {
+		return
+	}
+	want := map[string]*mcp.Resource{"tmux://sessions": {URI: "tmux://sessions", Name: "sessions", Title: "All Sessions", MIMEType: "application/json"}}
+	for _, r := range tmux.DedupeBy(rows, "pane_id") {
+		sess := url.PathEscape(r["session_name"])
+		pane := url.PathEscape(r["pane_id"])
+		add := func(uri, name, title, mime string) {
+			want[uri] = &mcp.Resource{URI: uri, Name: name, Title: title, MIMEType: mime}
+		}
+		add("tmux://sessions/"+sess, "session "+r["session_name"], "Session "+r["session_name"], "application/json")
+		add("tmux://sessions/"+sess+"/windows", "windows of "+r["session_name"], "Windows of "+r["session_name"], "application/json")
+		add("tmux://sessions/"+sess+"/windows/"+r["window_index"], "window "+r["session_name"]+":"+r["window_index"], "Window "+r["session_name"]+":"+r["window_index"], "application/json")
+		add("tmux://panes/"+pane, "pane "+r["pane_id"], "Pane "+r["pane_id"], "application/json")
+		add("tmux://panes/"+pane+"/content", "content of "+r["pane_id"], "Content of pane "+r["pane_id"], "text/plain")
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	var gone []string
+	for uri := range rs.mirrored {
+		if want[uri] == nil {
+			gone = append(gone, uri)
+			delete(rs.mirrored, uri)
+		}
+	}
+	if len(gone) > 0 {
+		rs.ms.RemoveResources(gone...)
+	}
+	uris := make([]string, 0, len(want))
+	for uri := range want {
+		uris = append(uris, uri)
+	}
+	sort.Strings(uris)
+	for _, uri := range uris {
+		if !rs.mirrored[uri] {
+			rs.mirrored[uri] = true
+			rs.ms.AddResource(want[uri], rs.s.readResource)
+		}
+	}
+}
+
+// subscribe starts watching a URI: a pane's content follows its output
+// stream; everything else follows structure events. Both are debounced.
+func (rs *resourceState) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	uri := req.Params.URI
+	ref, err := parseResourceURI(uri)
+	if err != nil {
+		return resourceNotFound(err.Error())
+	}
+	sock := (&Call{Server: rs.s}).Socket(SocketArgs{SocketName: &ref.socketName})
+	wctx, cancel := context.WithCancel(context.Background())
+	var notify <-chan struct{}
+	var closeFn func()
+	if ref.kind == "content" {
+		c := &Call{Server: rs.s}
+		ps, _, err := c.openStream(ctx, sock, ref.pane)
+		if err != nil {
+			cancel()
+			return resourceNotFound("Pane not found: " + ref.pane)
+		}
+		notify, closeFn = ps.notify(), ps.close
+		go func() {
+			for {
+				select {
+				case <-wctx.Done():
+					return
+				case <-notify:
+					if _, err := ps.take(wctx); err != nil {
+						return
+					}
+					rs.updated(wctx, uri)
+				}
+			}
+		}()
+	} else {
+		sub, err := rs.structureSub(ctx, sock)
+		if err != nil {
+			cancel()
+			return err
+		}
+		notify, closeFn = sub.Notify(), sub.Close
+		go func() {
+			for {
+				select {
+				case <-wctx.Done():
+					return
+				case <-notify:
+					rs.sync(wctx)
+					rs.updated(wctx, uri)
+				}
+			}
+		}()
+	}
+	rs.mu.Lock()
+	if old := rs.subs[uri]; old != nil {
+		old()
+	}
+	rs.subs[uri] = func() { cancel(); closeFn() }
+	rs.mu.Unlock()
+	return nil
+}
+
+// updated tells subscribers a URI changed, at most every 100 ms per URI:
+// a busy pane must not flood the client.
+func (rs *resourceState) updated(ctx context.Context, uri string) {
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(100 * time.Millisecond):
+	}
+	_ = rs.ms.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
+}
+
+// structureSub subscribes to structure events through a watcher on the
+// server's first session (tmux sends session and window events to every
+// control client; pane-level changes only for the attached session).
+func (rs *resourceState) structureSub(ctx context.Context, sock tmux.Socket) (*tmux.Subscription, error) {
+	rows, err := rs.s.tmux.Rows(ctx, sock, tmux.Command{"list-sessions"}, []string{"session_id"})
+	if err != nil || len(rows) == 0 {
+		return nil, resourceNotFound("no tmux session to watch on this server")
+	}
+	w, err := rs.s.watch.Get(sock, rows[0]["session_id"])
+	if err != nil {
+		return nil, err
+	}
+	return w.Subscribe(tmux.StructurePane, ""), nil
+}
+
+func (rs *resourceState) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	if stop := rs.subs[req.Params.URI]; stop != nil {
+		stop()
+		delete(rs.subs, req.Params.URI)
+	}
+	return nil
+}
+
+// resourceMiddleware rewrites raw pane ids in URIs and refreshes the mirror
+// before the SDK answers resources/list.
+func (rs *resourceState) middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch r := req.(type) {
+		case *mcp.ReadResourceRequest:
+			if r.Params != nil {
+				r.Params.URI = fixPaneURI(r.Params.URI)
+			}
+		case *mcp.SubscribeRequest:
+			if r.Params != nil {
+				r.Params.URI = fixPaneURI(r.Params.URI)
+			}
+		case *mcp.UnsubscribeRequest:
+			if r.Params != nil {
+				r.Params.URI = fixPaneURI(r.Params.URI)
+			}
+		case *mcp.ListResourcesRequest:
+			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			rs.sync(sctx)
+			cancel()
+		}
+		return next(ctx, method, req)
+	}
+}
