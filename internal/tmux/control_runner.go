@@ -314,15 +314,17 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *ctlConn, r
 	// Send nothing before the attach has completed: tmux would run those
 	// commands for a client with no session yet, and a client that goes
 	// away while its attach is still queued can crash tmux 3.3a.
+	attachErr, ok := "", false
 	select {
 	case <-c.attached:
+		attachErr, ok = c.attachErr, true
 	case <-c.dead:
 	case <-ctx.Done():
 	}
-	if c.attachErr != "" || ctx.Err() != nil || c.isDead() {
-		c.fail(fmt.Errorf("%w: attach failed: %s", ErrControlLost, c.attachErr))
+	if !ok || attachErr != "" || c.isDead() {
+		c.fail(fmt.Errorf("%w: attach failed: %s", ErrControlLost, attachErr))
 		c.wait()
-		return nil, c.attachErr == ""
+		return nil, attachErr == ""
 	}
 	outs, err = c.run(ctx, []Command{{"display-message", "-p", "#{pid} #{start_time}"}})
 	if err != nil {
