@@ -18,10 +18,11 @@ var ErrEmpty = errors.New("control: empty command")
 // exactly these bytes. The word is double-quoted, and inside it:
 //   - '\' '"' '$' and '~' are backslash-escaped (tmux expands "$VAR" and a
 //     leading "~" inside double quotes);
-//   - bytes below 0x20 and 0x7f become "\ooo" octal escapes, so the line
-//     never holds a newline (which would end the command) or a carriage
-//     return;
-//   - everything else, bytes 0x80 and above included, is copied as is.
+//   - bytes below 0x20, 0x7f and 0xff become "\ooo" octal escapes, so the
+//     line never holds a newline (which would end the command) or a
+//     carriage return, and no 0xff (tmux reads the line as signed chars, and
+//     0xff is then EOF: it would end the word);
+//   - everything else, UTF-8 included, is copied as is.
 //
 // Inside double quotes ";", "#", "{", "}", "%" and spaces are plain text.
 func QuoteArg(a string) (string, error) {
@@ -37,7 +38,7 @@ func QuoteArg(a string) (string, error) {
 		case c == '\\' || c == '"' || c == '$' || c == '~':
 			b.WriteByte('\\')
 			b.WriteByte(c)
-		case c < 0x20 || c == 0x7f:
+		case c < 0x20 || c == 0x7f || c == 0xff:
 			b.WriteByte('\\')
 			b.WriteByte('0' + c>>6)
 			b.WriteByte('0' + (c>>3)&7)
