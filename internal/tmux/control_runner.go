@@ -161,11 +161,25 @@ func init() {
 }
 
 // overControl reports whether every command of a Run may go over control
-// mode.
+// mode. Besides the safe list, a command whose reply could hold a line
+// chosen by a program in a pane stays off the shared connection, so pane
+// text can never forge its framing: capture-pane (the screen itself), and
+// display-message with a format that is not one of our row formats (a
+// user's format may begin with #{pane_title}, which a program sets by
+// printing an escape sequence). Our row formats start every line with the
+// row marker, so no value can begin a line.
 func overControl(cmds []Command) bool {
 	for _, c := range cmds {
 		if len(c) == 0 || !controlSafe[c[0]] {
 			return false
+		}
+		switch c[0] {
+		case "capture-pane", "capturep":
+			return false
+		case "display-message", "display":
+			if f := c[len(c)-1]; strings.Contains(f, "#") && !strings.HasPrefix(f, rowStart) {
+				return false
+			}
 		}
 		for _, a := range c {
 			if strings.IndexByte(a, 0) >= 0 {
