@@ -85,6 +85,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	fs.StringVar(&suppress, "suppress-history", "", "default of run_command's suppress_history: 0 or 1 (TMUX_MCP_SUPPRESS_HISTORY)")
 	fs.StringVar(&cfg.AuditLog, "audit-log", cfg.AuditLog, "append the audit log to this file (TMUX_MCP_AUDIT_LOG)")
 	fs.StringVar(&toolsets, "toolsets", "", "comma-separated toolsets to expose, default all (TMUX_MCP_TOOLSETS)")
+	fs.StringVar(&cfg.Engine, "engine", cfg.Engine, "how to reach tmux: control (one persistent control-mode client per server) or exec (a tmux process per call) (TMUX_MCP_ENGINE)")
 	fs.Usage = func() {
 		fmt.Fprint(stderr, usage)
 		fs.PrintDefaults()
@@ -127,6 +128,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	if toolsets != "" {
 		cfg.Toolsets = config.SplitList(toolsets)
+	}
+	if cfg.Engine != "control" && cfg.Engine != "exec" {
+		warns = append(warns, "--engine is not control or exec; using control")
+		cfg.Engine = "control"
 	}
 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
@@ -312,6 +317,7 @@ func doctor(ctx context.Context, cfg config.Config, stdout io.Writer) int {
 	} else {
 		say("caller", "not inside tmux (TMUX and TMUX_PANE unset)")
 	}
+	say("engine", "%s", cfg.Engine)
 	say("safety", "%s", cfg.Safety)
 	say("wait ceiling", "%gs", cfg.WaitMax)
 	say("history", "run_command suppresses shell history by default: %v", cfg.SuppressHistory)

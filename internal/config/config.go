@@ -99,7 +99,8 @@ type Config struct {
 	Toolsets        []string // empty: all
 	Caller          Caller
 	TmuxTmpdir      string
-	PromptsAsTools  bool // add list_prompts and get_prompt as tools
+	PromptsAsTools  bool   // add list_prompts and get_prompt as tools
+	Engine          string // how tmux is reached: "control" (persistent control-mode client) or "exec"
 }
 
 // Warning is a problem with a setting that was handled by falling back.
@@ -128,7 +129,7 @@ func lookup(env Getenv, ours, theirs string) (string, string) {
 // override it (see Apply).
 func FromEnv(env Getenv) (Config, []Warning, error) {
 	var warns []Warning
-	c := Config{Safety: Mutating, WaitMax: DefaultWaitMax, SuppressHistory: true, TmuxBin: "tmux"}
+	c := Config{Safety: Mutating, WaitMax: DefaultWaitMax, SuppressHistory: true, TmuxBin: "tmux", Engine: "control"}
 	c.SocketName, _ = lookup(env, "TMUX_MCP_SOCKET", "LIBTMUX_SOCKET")
 	c.SocketPath, _ = lookup(env, "TMUX_MCP_SOCKET_PATH", "LIBTMUX_SOCKET_PATH")
 	if v, _ := lookup(env, "TMUX_MCP_TMUX_BIN", "LIBTMUX_TMUX_BIN"); v != "" {
@@ -162,6 +163,13 @@ func FromEnv(env Getenv) (Config, []Warning, error) {
 	c.AuditLog = env("TMUX_MCP_AUDIT_LOG")
 	if v := env("TMUX_MCP_TOOLSETS"); v != "" {
 		c.Toolsets = SplitList(v)
+	}
+	if v := env("TMUX_MCP_ENGINE"); v != "" {
+		if v != "control" && v != "exec" {
+			warns = append(warns, "TMUX_MCP_ENGINE is not control or exec; using control")
+		} else {
+			c.Engine = v
+		}
 	}
 	if v, _ := lookup(env, "TMUX_MCP_PROMPTS_AS_TOOLS", "LIBTMUX_MCP_PROMPTS_AS_TOOLS"); v == "1" {
 		c.PromptsAsTools = true

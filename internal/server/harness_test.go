@@ -54,7 +54,19 @@ func newEnvOn(t testing.TB, ts *tmuxtest.Server, opts ...envOption) *env {
 	for _, o := range opts {
 		o(&cfg)
 	}
-	return newEnvWith(t, ts, cfg, ts.Runner())
+	return newEnvWith(t, ts, cfg, testRunner(t, ts))
+}
+
+// testRunner is the transport the tool tests run over: the control-mode
+// engine (the production default) unless TMUX_MCP_TEST_TRANSPORT=exec. CI
+// runs this package under both.
+func testRunner(t testing.TB, ts *tmuxtest.Server) tmux.Runner {
+	if os.Getenv("TMUX_MCP_TEST_TRANSPORT") == "exec" {
+		return ts.Runner()
+	}
+	r := &tmux.ControlRunner{Bin: ts.Bin, Env: tmuxtest.CleanEnv()}
+	t.Cleanup(func() { _ = r.Close() })
+	return r
 }
 
 func newEnvWith(t testing.TB, ts *tmuxtest.Server, cfg config.Config, r tmux.Runner) *env {

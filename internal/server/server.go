@@ -62,7 +62,11 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	s := &Server{cfg: cfg, tmux: opts.Tmux, log: opts.Logger, audit: opts.Audit,
 		watch: &tmux.Watchers{Bin: cfg.TmuxBin, Env: opts.ChildEnv}}
 	if s.tmux == nil {
-		s.tmux = tmux.NewExecClient(cfg.TmuxBin)
+		if cfg.Engine == "exec" {
+			s.tmux = tmux.NewExecClient(cfg.TmuxBin)
+		} else {
+			s.tmux = &tmux.Client{Runner: &tmux.ControlRunner{Bin: cfg.TmuxBin, Env: opts.ChildEnv}}
+		}
 	}
 	if s.log == nil {
 		s.log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -238,6 +242,18 @@ func (s *Server) refusal(name string) *mcp.CallToolResult {
 		})
 	}
 	return nil
+}
+
+// Close releases what the server holds in tmux: it deletes the buffers it
+// created, detaches its watchers and closes the control-mode connections.
+// The CLI calls it however serving ends (end of input, SIGTERM, SIGINT).
+func (s *Server) Close(ctx context.Context) error {
+	err := s.closeBuffers(ctx)
+	s.watch.CloseAll()
+	if c, ok := s.tmux.Runner.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+	return err
 }
 
 // CallTool runs one visible tool in-process over an in-memory MCP session,

@@ -199,10 +199,10 @@ func deleteBuffers(ctx context.Context, tc *tmux.Client, sock tmux.Socket, names
 	return errors.Join(errs...)
 }
 
-// Close deletes the buffers this server created that are still left on
+// closeBuffers deletes the buffers this server created that are still left on
 // every tmux server a buffer tool reached. The CLI calls it on SIGTERM,
 // SIGINT and end of input. A tmux server that is gone is not an error.
-func (s *Server) Close(ctx context.Context) error {
+func (s *Server) closeBuffers(ctx context.Context) error {
 	st := s.buffers()
 	st.mu.Lock()
 	socks := make([]tmux.Socket, 0, len(st.touched))

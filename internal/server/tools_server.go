@@ -67,13 +67,13 @@ func serverReadTools() []*Tool {
 			if err != nil {
 				return nil, err
 			}
-			out := []SessionInfo{}
+			var keep []tmux.Row
 			for _, r := range rows {
 				if matchFilters(r, fs) {
-					out = append(out, sessionInfo(r))
+					keep = append(keep, r)
 				}
 			}
-			return out, nil
+			return c.sessionInfos(ctx, c.Socket(a.SocketArgs), keep), nil
 		}),
 		define(Tool{
 			Name: "get_server_info", Title: "Get tmux Server Info", Toolset: "server", Tier: config.Readonly, Preset: RO,

@@ -84,7 +84,7 @@ func sessionReadTools() []*Tool {
 			}
 			for _, r := range rows {
 				if id != "" && r["session_id"] == id || id == "" && (name == "" || r["session_name"] == name) {
-					return sessionInfo(r), nil
+					return c.sessionInfos(ctx, c.Socket(a.SocketArgs), []tmux.Row{r})[0], nil
 				}
 			}
 			if id == "" && name == "" {

@@ -114,7 +114,7 @@ func createSession(ctx context.Context, c *Call, a createSessionArgs) (SessionIn
 	if err != nil {
 		return SessionInfo{}, err
 	}
-	return sessionInfo(r), nil
+	return c.sessionInfos(ctx, c.Socket(a.SocketArgs), []tmux.Row{r})[0], nil
 }
 
 func renameSession(ctx context.Context, c *Call, a renameSessionArgs) (SessionInfo, error) {
@@ -140,7 +140,7 @@ func renameSession(ctx context.Context, c *Call, a renameSessionArgs) (SessionIn
 	if err != nil {
 		return SessionInfo{}, err
 	}
-	return sessionInfo(r), nil
+	return c.sessionInfos(ctx, sock, []tmux.Row{r})[0], nil
 }
 
 func killSession(ctx context.Context, c *Call, a killSessionArgs) (Text, error) {

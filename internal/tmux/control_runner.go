@@ -791,3 +791,27 @@ func readLine(br *bufio.Reader, buf []byte, limit int) ([]byte, error) {
 		}
 	}
 }
+
+// ExecFallback is the runner for calls that must not share the connection
+// (Client.RunChild uses it for wait-for).
+func (r *ControlRunner) ExecFallback() Runner { return r.execRunner() }
+
+// ClientPIDs returns the process ids of the live control clients, so
+// results such as session_attached can leave our own clients out.
+func (r *ControlRunner) ClientPIDs() []int {
+	r.mu.Lock()
+	socks := make([]*ctlSocket, 0, len(r.socks))
+	for _, s := range r.socks {
+		socks = append(socks, s)
+	}
+	r.mu.Unlock()
+	var pids []int
+	for _, s := range socks {
+		s.sem <- struct{}{}
+		if s.conn != nil && !s.conn.isDead() && s.conn.proc.Process != nil {
+			pids = append(pids, s.conn.proc.Process.Pid)
+		}
+		<-s.sem
+	}
+	return pids
+}
