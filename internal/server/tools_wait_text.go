@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"regexp"
 	"strconv"
@@ -149,6 +150,7 @@ func altSwitch(data []byte) (on, found bool) {
 // textWait is the state of one wait_for_text call.
 type textWait struct {
 	c        *Call
+	ps       *paneStream
 	sock     tmux.Socket
 	pane     string
 	patterns []*regexp.Regexp
@@ -205,7 +207,7 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 	if err != nil {
 		return WaitForTextResult{}, err
 	}
-	w := &textWait{c: c, sock: sock, pane: pane, patterns: patterns, stop: stop, rendered: true, entrySet: map[string]bool{}}
+	w := &textWait{c: c, ps: ps, sock: sock, pane: pane, patterns: patterns, stop: stop, rendered: true, entrySet: map[string]bool{}}
 	w.prevHS, w.width, w.pid = atoi(st["history_size"]), max(atoi(st["pane_width"]), 1), st["pane_pid"]
 	w.anchor = w.prevHS + atoi(st["cursor_y"])
 	w.alt = st["alternate_on"] == "1"
@@ -236,10 +238,13 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 		if w.altSeen {
 			outcome = "alternate_screen"
 		}
-		// One last rendered read for the tail (bounded by a short deadline).
-		tctx, tcancel := context.WithTimeout(ctx, time.Second)
-		_, _ = w.renderedCheck(tctx)
-		tcancel()
+		// One last rendered read for the tail, if the pane printed since the
+		// last one (otherwise the entry rows are still the tail).
+		if w.newlines > 0 || w.bytes > 0 {
+			tctx, tcancel := context.WithTimeout(ctx, time.Second)
+			_, _ = w.renderedCheck(tctx)
+			tcancel()
+		}
 	}
 	res.Outcome = outcome
 	res.Found = outcome == "matched" || outcome == "any_output"
@@ -359,9 +364,15 @@ func (w *textWait) matchRendered(ctx context.Context, res *WaitForTextResult) (s
 func (w *textWait) renderedCheck(ctx context.Context) ([]string, error) {
 	bound := w.newlines + w.bytes/w.width + 2
 	startRel := w.anchor - w.prevHS - bound
-	outs, err := w.c.tmux.Run(ctx, w.sock,
+	// Over the watcher's own connection: no process, and the capture is
+	// checked by a nonce so pane text cannot shift replies.
+	outs, err := w.ps.sub.Watcher().Command(ctx,
 		tmux.Command{"list-panes", "-t", w.pane, "-F", tmux.Format(append([]string{"pane_id"}, waitStateFields...)...)},
 		tmux.Command{"capture-pane", "-p", "-t", w.pane, "-S", strconv.Itoa(startRel)})
+	if errors.Is(err, tmux.ErrOutOfStep) {
+		w.rendered = false // the stream still sees everything
+		return nil, nil
+	}
 	if err != nil {
 		return nil, notFoundAs(err, "pane", w.pane)
 	}

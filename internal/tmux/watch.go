@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -309,14 +311,37 @@ func (w *Watcher) SubscribeAndRun(ctx context.Context, pane, window string, cmds
 	return s, outs, nil
 }
 
-// command sends cmds; before runs on the reader goroutine when the last
-// reply arrives.
+// ErrOutOfStep: a watcher's replies no longer line up with its commands
+// (pane text forged a reply block); the watcher is closed.
+var ErrOutOfStep = errors.New("tmux control replies out of step")
+
+// command sends cmds followed by a nonce command and checks that the nonce
+// comes back last, so a reply block forged by pane text (a capture can hold
+// any line) is detected instead of shifting replies. before runs on the
+// reader goroutine when the nonce reply arrives.
 func (w *Watcher) command(ctx context.Context, before func(), cmds ...Command) ([][]byte, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	nonce := "tmux-mcp-nonce-" + hex.EncodeToString(b[:])
+	// before belongs to the last real command, so the stream starts right
+	// after it, not after the nonce.
+	outs, err := w.rawCommand(ctx, before, max(len(cmds)-1, 0), append(append([]Command{}, cmds...), Command{"display-message", "-p", nonce})...)
+	if err != nil {
+		return outs, err
+	}
+	if string(outs[len(outs)-1]) != nonce+"\n" {
+		go w.Close()
+		return nil, ErrOutOfStep
+	}
+	return outs[:len(outs)-1], nil
+}
+
+func (w *Watcher) rawCommand(ctx context.Context, before func(), beforeAt int, cmds ...Command) ([][]byte, error) {
 	chans := make([]chan *control.Block, len(cmds))
 	for i, c := range cmds {
 		chans[i] = make(chan *control.Block, 1)
 		var b func()
-		if i == len(cmds)-1 {
+		if i == beforeAt {
 			b = before
 		}
 		if err := w.sendWith(c, chans[i], b); err != nil {

@@ -3,6 +3,8 @@ package tmux_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -117,4 +119,40 @@ func TestWatcherFloodDoesNotStall(t *testing.T) {
 	srv.MustRun("send-keys", "-t", "%0", "-l", "seq 1 200000; echo flood-$((2*21))")
 	srv.MustRun("send-keys", "-t", "%0", "Enter")
 	waitOutput(t, sub, "flood-42", 20*time.Second)
+}
+
+// Pane text that forges reply guards cannot shift a watcher's replies: the
+// capture either comes back exact or the call reports ErrOutOfStep.
+func TestWatcherForgedGuard(t *testing.T) {
+	srv := tmuxtest.New(t)
+	srv.MustRun("set-option", "-g", "history-limit", "10000")
+	now := time.Now().Unix()
+	srv.MustRun("respawn-pane", "-k", "-t", "%0", fmt.Sprintf(
+		`awk 'BEGIN { for (s = %d; s <= %d; s++) for (n = 0; n < 1500; n++) printf "%%%%end %%d %%d 1\n", s, n; print "done" }'; exec cat`, now-1, now+3))
+	capture := tmux.Command{"capture-pane", "-p", "-S", "-", "-E", "-", "-t", "%0"}
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		out, _ := srv.Run(capture...)
+		return strings.Contains(out, "\ndone")
+	})
+	exeOuts, err := srv.Runner().Run(context.Background(), srv.Socket, capture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ws := &tmux.Watchers{Bin: srv.Bin, Env: tmuxtest.CleanEnv()}
+	defer ws.CloseAll()
+	w, err := ws.Get(srv.Socket, "$0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	outs, err := w.Command(context.Background(), capture, tmux.Command{"display-message", "-p", "after"})
+	switch {
+	case errors.Is(err, tmux.ErrOutOfStep):
+		t.Log("forgery detected: ErrOutOfStep")
+	case err != nil:
+		t.Fatal(err)
+	default:
+		if string(outs[0]) != string(exeOuts[0]) || string(outs[1]) != "after\n" {
+			t.Fatal("forged capture shifted the replies")
+		}
+	}
 }
