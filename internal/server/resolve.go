@@ -22,23 +22,27 @@ type PaneTarget struct {
 }
 
 // resolvePane finds the target pane and reads the given fields in one tmux
-// round trip. A pane id is looked up by listing its window (display-message
-// would answer an unknown pane with empty fields instead of an error); the
-// other targets list their scope and take the first pane tmux lists.
+// round trip. The other targets list their scope and take the first pane
+// tmux lists.
 func (c *Call) resolvePane(ctx context.Context, sock tmux.Socket, t PaneTarget, fields []string) (tmux.Row, error) {
 	if id := str(t.PaneID); id != "" {
 		pid, err := tmux.ParsePaneID(id)
 		if err != nil {
 			return nil, err
 		}
-		rows, err := c.tmux.Rows(ctx, sock, tmux.Command{"list-panes", "-t", string(pid)}, withField(fields, "pane_id"))
+		// display-message formats just this pane (list-panes would format
+		// every pane of its window). It does not fail on a missing pane, it
+		// prints empty fields, so the pane id in the answer is the proof.
+		outs, err := c.tmux.Run(ctx, sock, tmux.Command{"display-message", "-p", "-t", string(pid), tmux.Format(withField(fields, "pane_id")...)})
 		if err != nil {
 			return nil, notFoundAs(err, "pane", id)
 		}
-		for _, r := range rows {
-			if r["pane_id"] == id {
-				return r, nil
-			}
+		rows, err := tmux.ParseRows(outs[0], withField(fields, "pane_id"))
+		if err != nil {
+			return nil, err
+		}
+		if len(rows) == 1 && rows[0]["pane_id"] == id {
+			return rows[0], nil
 		}
 		return nil, &tmux.NotFoundError{What: "pane", Detail: id}
 	}
