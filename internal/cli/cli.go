@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"sort"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -173,6 +174,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		defer cleanup()
 		return call(ctx, srv, rest[1:], stdout, stderr)
 	case "tools":
+		if len(rest) > 1 && rest[1] == "--stats" {
+			return toolStats(ctx, srv, stdout)
+		}
 		return listTools(srv, stdout)
 	case "doctor":
 		return doctor(ctx, cfg, stdout)
@@ -248,6 +252,29 @@ func listTools(srv *server.Server, stdout io.Writer) int {
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(stdout, "\n%d tools visible at the %s tier.\n", len(srv.Visible()), srv.Config().Safety)
+	return 0
+}
+
+// toolStats prints the byte size of tools/list as a client receives it,
+// in total and per toolset: the context an agent spends on our tools.
+func toolStats(ctx context.Context, srv *server.Server, stdout io.Writer) int {
+	total, per, err := srv.ToolListSizes(ctx)
+	if err != nil {
+		fmt.Fprintln(stdout, "tmux-mcp:", err)
+		return 1
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "TOOLSET\tTOOLS\tBYTES (tools/list with only this toolset)\n")
+	names := make([]string, 0, len(per))
+	for n := range per {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(tw, "%s\t%d\t%d\n", n, per[n][0], per[n][1])
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(stdout, "\ntools/list at the %s tier: %d tools, %d bytes (%.1f KB)\n", srv.Config().Safety, len(srv.Visible()), total, float64(total)/1024)
 	return 0
 }
 

@@ -187,7 +187,12 @@ func typeSet(m map[string]any) []string {
 			out = append(out, ty)
 		case []any:
 			for _, x := range ty {
-				out = append(out, x.(string))
+				sub := map[string]any{}
+				for k, v := range s {
+					sub[k] = v
+				}
+				sub["type"] = x
+				out = append(out, typeSet(sub)...)
 			}
 		}
 	}
@@ -208,7 +213,9 @@ func enumOf(m map[string]any) []string {
 		}
 		if e, ok := s["enum"].([]any); ok {
 			for _, x := range e {
-				out = append(out, x.(string))
+				if x != nil {
+					out = append(out, x.(string))
+				}
 			}
 		}
 	}

@@ -1,10 +1,13 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 )
@@ -116,11 +119,28 @@ func typeText(p map[string]any) string {
 		}
 		return strings.Join(parts, " \\| ")
 	}
+	if types, ok := p["type"].([]any); ok {
+		var parts []string
+		for _, x := range types {
+			q := map[string]any{}
+			for k, v := range p {
+				q[k] = v
+			}
+			q["type"] = x
+			if x == "null" {
+				delete(q, "enum")
+			}
+			parts = append(parts, typeText(q))
+		}
+		return strings.Join(parts, " \\| ")
+	}
 	t, _ := p["type"].(string)
 	if e, ok := p["enum"].([]any); ok {
 		var vals []string
 		for _, v := range e {
-			vals = append(vals, fmt.Sprintf("%q", v))
+			if v != nil {
+				vals = append(vals, fmt.Sprintf("%q", v))
+			}
 		}
 		return strings.Join(vals, " \\| ")
 	}
@@ -181,4 +201,40 @@ func FirstSentence(s string) string {
 		s = s[:i+1]
 	}
 	return strings.ReplaceAll(s, "|", "\\|")
+}
+
+// ToolListSizes returns the byte size of the tools/list result a client
+// receives at the configured tier, and per toolset the number of tools and
+// the size of a tools/list limited to that toolset.
+func (s *Server) ToolListSizes(ctx context.Context) (int, map[string][2]int, error) {
+	size := func(tools []*Tool) (int, error) {
+		var list []*mcp.Tool
+		for _, t := range tools {
+			list = append(list, t.mcpTool())
+		}
+		b, err := json.Marshal(&mcp.ListToolsResult{Tools: list})
+		return len(b), err
+	}
+	total, err := size(s.Visible())
+	if err != nil {
+		return 0, nil, err
+	}
+	per := map[string][2]int{}
+	for _, ts := range Toolsets {
+		var tools []*Tool
+		for _, t := range s.Visible() {
+			if t.Toolset == ts {
+				tools = append(tools, t)
+			}
+		}
+		if len(tools) == 0 {
+			continue
+		}
+		n, err := size(tools)
+		if err != nil {
+			return 0, nil, err
+		}
+		per[ts] = [2]int{len(tools), n}
+	}
+	return total, per, nil
 }

@@ -32,7 +32,10 @@ const (
 
 func (p Preset) annotations(title string) *mcp.ToolAnnotations {
 	t, f := true, false
-	a := &mcp.ToolAnnotations{Title: title}
+	// The title is the tool's own Title; repeating it in the annotations
+	// would only grow tools/list.
+	_ = title
+	a := &mcp.ToolAnnotations{}
 	switch p {
 	case RO:
 		a.ReadOnlyHint, a.DestructiveHint, a.IdempotentHint, a.OpenWorldHint = true, &f, true, &f
@@ -128,6 +131,13 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: input schema: %v", t.Name, err))
 	}
+	// Target arguments explain themselves (the instructions say how targets
+	// resolve); their descriptions would repeat in every tool's schema.
+	for _, k := range []string{"session_name", "session_id", "window_id", "window_index"} {
+		if p, ok := in["properties"].(map[string]any)[k].(map[string]any); ok {
+			delete(p, "description")
+		}
+	}
 	t.input = in
 	outType := reflect.TypeFor[Out]()
 	wrap := false
@@ -151,6 +161,10 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: output schema: %v", t.Name, err))
 	}
+	// Result fields are documented in docs/tools.md and the tool description;
+	// their schema carries types only (no descriptions, no defaults, which
+	// mean nothing for a result), which keeps tools/list small.
+	stripDescriptions(t.output)
 	t.call = func(ctx context.Context, c *Call, args map[string]any) (*mcp.CallToolResult, error) {
 		var arg In
 		buf, _ := json.Marshal(args)
@@ -265,4 +279,30 @@ func text(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
+}
+
+// stripDescriptions removes "description" from every nested property of a
+// schema (not from the schema itself).
+func stripDescriptions(s map[string]any) {
+	if s == nil {
+		return
+	}
+	var walk func(v any)
+	walk = func(v any) {
+		switch x := v.(type) {
+		case map[string]any:
+			delete(x, "description")
+			delete(x, "default")
+			for _, c := range x {
+				walk(c)
+			}
+		case []any:
+			for _, c := range x {
+				walk(c)
+			}
+		}
+	}
+	if props, ok := s["properties"]; ok {
+		walk(props)
+	}
 }

@@ -15,10 +15,10 @@ import (
 // window_id, then session_id, then session_name; with none, the first pane
 // of the first window of the first session.
 type PaneTarget struct {
-	PaneID      *string `json:"pane_id" desc:"Pane ID (e.g. '%1'). The preferred target."`
-	SessionName *string `json:"session_name" desc:"Session name, used when pane_id is not given."`
-	SessionID   *string `json:"session_id" desc:"Session ID (e.g. '$1'), used when pane_id is not given."`
-	WindowID    *string `json:"window_id" desc:"Window ID (e.g. '@1'), used when pane_id is not given."`
+	PaneID      *string `json:"pane_id" desc:"Pane ID, e.g. %1 (preferred target)."`
+	SessionName *string `json:"session_name"`
+	SessionID   *string `json:"session_id"`
+	WindowID    *string `json:"window_id"`
 }
 
 // resolvePane finds the target pane and reads the given fields in one tmux

@@ -8,11 +8,13 @@ import (
 	"strings"
 )
 
-// Schemas are built from Go structs by reflection, in the shape the
-// reference server (pydantic) publishes, so that a client validating against
-// either sees the same contract: an optional argument is
-// {"anyOf":[{"type":T},{"type":"null"}],"default":null}, an argument with a
-// default carries it, and a required one is listed in "required".
+// Schemas are built from Go structs by reflection and carry the reference
+// server's contract exactly: the same properties, JSON types, defaults and
+// required lists. An optional argument is {"type":[T,"null"],"default":null}
+// (the reference writes the same type as an anyOf; the compact form keeps
+// tools/list small, which matters to agents that pay for it in context), an
+// argument with a default carries it, and a required one is listed in
+// "required". Unions of several types (str|int|null) stay anyOf.
 //
 // Struct tags:
 //
@@ -75,10 +77,9 @@ func structFields(t reflect.Type) ([]fieldInfo, error) {
 				vals = append(vals, v)
 			}
 			if nullable {
-				s["anyOf"].([]any)[0].(map[string]any)["enum"] = vals
-			} else {
-				s["enum"] = vals
+				vals = append(vals, nil)
 			}
+			s["enum"] = vals
 		}
 		if d := f.Tag.Get("desc"); d != "" {
 			s["description"] = d
@@ -111,6 +112,10 @@ func typeSchema(t reflect.Type) (map[string]any, bool, error) {
 		inner, _, err := typeSchema(t.Elem())
 		if err != nil {
 			return nil, false, err
+		}
+		if typ, ok := inner["type"].(string); ok {
+			inner["type"] = []any{typ, "null"}
+			return inner, true, nil
 		}
 		return map[string]any{"anyOf": []any{inner, map[string]any{"type": "null"}}}, true, nil
 	}

@@ -285,8 +285,8 @@ type Call struct {
 // SocketArgs is the socket selection every tool but list_servers and the
 // batch tools accepts. socket_path is our addition (see Additions).
 type SocketArgs struct {
-	SocketName *string `json:"socket_name" desc:"tmux socket name (tmux -L). Defaults to TMUX_MCP_SOCKET, else tmux's default server."`
-	SocketPath *string `json:"socket_path" desc:"tmux socket path (tmux -S); wins over socket_name. Addition of tmux-mcp."`
+	SocketName *string `json:"socket_name" desc:"tmux -L socket name."`
+	SocketPath *string `json:"socket_path" desc:"tmux -S socket path; wins over socket_name."`
 }
 
 // Socket resolves which server a call reaches, highest first: the call's

@@ -23,8 +23,25 @@ func validateValue(s map[string]any, v any) (string, bool) {
 		}
 		return strings.Join(exp, " or "), false
 	}
+	if types, ok := s["type"].([]any); ok {
+		// {"type": [T, "null"]}: valid when it validates as any one of them.
+		var exp []string
+		for _, t := range types {
+			alt := map[string]any{}
+			for k, x := range s {
+				alt[k] = x
+			}
+			alt["type"] = t
+			msg, ok := validateValue(alt, v)
+			if ok {
+				return "", true
+			}
+			exp = append(exp, msg)
+		}
+		return strings.Join(exp, " or "), false
+	}
 	typ, _ := s["type"].(string)
-	if enum, ok := s["enum"].([]any); ok {
+	if enum, ok := s["enum"].([]any); ok && typ != "null" {
 		str, isStr := v.(string)
 		for _, e := range enum {
 			if isStr && e == str {
@@ -33,7 +50,9 @@ func validateValue(s map[string]any, v any) (string, bool) {
 		}
 		var names []string
 		for _, e := range enum {
-			names = append(names, fmt.Sprintf("%q", e))
+			if e != nil {
+				names = append(names, fmt.Sprintf("%q", e))
+			}
 		}
 		return "one of " + strings.Join(names, ", "), false
 	}
