@@ -185,8 +185,6 @@ func validateOutput(t testing.TB, srv *Server, name string, structured any) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // countingEnv is newEnv with a runner that counts tmux processes (round
 // trips over the exec transport), to hold each tool to its budget.
 func countingEnv(t testing.TB) (*env, *atomic.Int64) {
