@@ -21,6 +21,22 @@ func (s *Server) limitSize(t *Tool, res *mcp.CallToolResult) *mcp.CallToolResult
 	if res == nil {
 		return res
 	}
+	// Cheap bound first: text and structured content are most of a result,
+	// and the structured part appears twice on the wire at most.
+	approx := 1024
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			approx += 2 * len(tc.Text)
+		}
+	}
+	if raw, ok := res.StructuredContent.(json.RawMessage); ok {
+		approx += 2 * len(raw)
+	} else if res.StructuredContent != nil {
+		approx = maxResultBytes + 1
+	}
+	if approx <= maxResultBytes {
+		return res
+	}
 	b, err := json.Marshal(res)
 	if err != nil || len(b) <= maxResultBytes {
 		return res

@@ -525,9 +525,10 @@ type ctlResult struct {
 	err  error
 }
 
-// ctlCall is one Run in flight. Its line is "c0 ; n0 ; c1 ; n1 ; ..." where
-// every n is "display-message -p <nonce>-<i>", followed by a second line
-// "display-message -p <nonce>-end". tmux answers every command that runs
+// ctlCall is one Run in flight. Its line is "c0 ; n0 ; c1 ; n1 ; ... ; cN"
+// where every n is "display-message -p <nonce>-<i>", followed by a second
+// line "display-message -p <nonce>-end", which is also the last command's
+// marker. tmux answers every command that runs
 // with one block; on an error it drops the rest of that line, but the end
 // line always runs. The nonces are random per call, so pane text inside a
 // reply cannot forge them: a block that does not arrive exactly where
@@ -585,7 +586,11 @@ func (c *ctlCall) feed(b *control.Block, overflow bool) (bool, string) {
 			out = nil
 		}
 		c.outs = append(c.outs, out)
-		c.phase = phaseNonce
+		if c.i == len(c.cmds)-1 {
+			c.phase = phaseEnd // the end line is the last command's marker
+		} else {
+			c.phase = phaseNonce
+		}
 		return false, ""
 	case phaseNonce:
 		if !isNonce(c.nonceLine(c.i)) {
@@ -623,7 +628,10 @@ func (c *ctlConn) run(ctx context.Context, cmds []Command) ([][]byte, error) {
 	call := &ctlCall{cmds: cmds, nonce: "tmux-mcp-" + hex.EncodeToString(nb[:]), done: make(chan ctlResult, 1)}
 	argvs := make([][]string, 0, 2*len(cmds))
 	for i, cmd := range cmds {
-		argvs = append(argvs, cmd, []string{"display-message", "-p", call.nonceLine(i)})
+		argvs = append(argvs, cmd)
+		if i < len(cmds)-1 {
+			argvs = append(argvs, []string{"display-message", "-p", call.nonceLine(i)})
+		}
 	}
 	line, err := control.Join(argvs...)
 	if err != nil {
