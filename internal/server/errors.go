@@ -55,6 +55,9 @@ func toToolError(err error) *ToolError {
 		return &ToolError{Msg: capitalize(nf.Error()), Type: typ, Expected: true, Suggestion: hint[nf.What], Err: err}
 	case errors.Is(err, tmux.ErrBadID):
 		return &ToolError{Msg: err.Error(), Type: "ExpectedToolError", Expected: true, Suggestion: hint[""], Err: err}
+	case errors.Is(err, tmux.ErrControlLost):
+		return &ToolError{Msg: "tmux error: " + err.Error(), Type: "TmuxConnectionLost", Expected: true,
+			Suggestion: "The connection to tmux dropped (the session it used may have been killed). A read can simply be repeated; check the state before repeating an action.", Err: err}
 	case errors.Is(err, tmux.ErrTooLong):
 		return &ToolError{Msg: err.Error(), Type: "ExpectedToolError", Expected: true,
 			Suggestion: "Send long text with load_buffer and paste_buffer, or in several calls.", Err: err}
@@ -113,5 +116,5 @@ func retryable(err error) bool {
 		}
 	}
 	var ce *tmux.CommandError
-	return errors.As(err, &ce) || errors.Is(err, tmux.ErrTimeout)
+	return errors.As(err, &ce) || errors.Is(err, tmux.ErrTimeout) || errors.Is(err, tmux.ErrControlLost)
 }

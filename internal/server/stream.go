@@ -50,6 +50,9 @@ func (ps *paneStream) take(ctx context.Context) ([]byte, error) {
 	if err != nil {
 		return data, notFoundAs(err, "pane", ps.where.Pane)
 	}
+	if ps.where.Server != "" && where.Server != ps.where.Server {
+		return data, expectedf("the tmux server restarted; pane %s is not the pane that was being followed", ps.where.Pane)
+	}
 	w, err := ps.c.watch.Get(ps.sock, where.Session)
 	if err != nil {
 		return data, err

@@ -179,7 +179,7 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	// Subscribe and type in one ordered step on the watcher connection, so
 	// the stream holds exactly what follows the keystrokes.
 	rec.started = time.Now()
-	ps, _, err := c.openStreamAt(ctx, sock, tmux.PaneWhere{Pane: pane, Window: st["window_id"], Session: st["session_id"]},
+	ps, _, err := c.openStreamAt(ctx, sock, tmux.PaneWhere{Pane: pane, Window: st["window_id"], Session: st["session_id"], Server: st["pid"] + "/" + st["start_time"]},
 		tmux.Command{"send-keys", "-t", pane, "-l", "--", wrapper},
 		tmux.Command{"send-keys", "-t", pane, "Enter"})
 	if err != nil {

@@ -21,12 +21,14 @@ type watchKey struct {
 }
 
 // PaneWhere is where a pane lives, read in the same query that proves it
-// exists.
+// exists, with the identity of its tmux server: after a server restart pane
+// ids start again at %0, so a pane id alone does not name the same pane.
 type PaneWhere struct {
 	Pane, Window, Session string
+	Server                string // server pid and start time
 }
 
-var whereFields = []string{"pane_id", "window_id", "session_id"}
+var whereFields = []string{"pane_id", "window_id", "session_id", "pid", "start_time"}
 
 // Locate finds a pane's window and (first) session.
 func (c *Client) Locate(ctx context.Context, sock Socket, pane PaneID) (PaneWhere, error) {
@@ -36,7 +38,7 @@ func (c *Client) Locate(ctx context.Context, sock Socket, pane PaneID) (PaneWher
 	}
 	for _, r := range rows {
 		if r["pane_id"] == string(pane) {
-			return PaneWhere{Pane: r["pane_id"], Window: r["window_id"], Session: r["session_id"]}, nil
+			return PaneWhere{Pane: r["pane_id"], Window: r["window_id"], Session: r["session_id"], Server: r["pid"] + "/" + r["start_time"]}, nil
 		}
 	}
 	return PaneWhere{}, &NotFoundError{What: "pane", Detail: string(pane)}
