@@ -65,7 +65,8 @@ func startWatcher(bin string, env []string, sock Socket, session string) (*Watch
 		return nil, err
 	}
 	args := append([]string{"-u"}, sock.Args()...)
-	args = append(args, "-C", "attach-session", "-t", session, "-f", fmt.Sprintf("ignore-size,pause-after=%d", pauseAfter))
+	// -N: never start a server; attach-session never creates a session.
+	args = append(args, "-N", "-C", "attach-session", "-t", session, "-f", fmt.Sprintf("ignore-size,pause-after=%d", pauseAfter))
 	cmd := exec.Command(bin, args...)
 	if env != nil {
 		cmd.Env = env
