@@ -347,7 +347,6 @@ func (rs *resourceState) subscribe(ctx context.Context, req *mcp.SubscribeReques
 	}
 	sock := (&Call{Server: rs.s}).Socket(SocketArgs{SocketName: &ref.socketName})
 	wctx, cancel := context.WithCancel(context.Background())
-	var notify <-chan struct{}
 	var closeFn func()
 	if ref.kind == "content" {
 		c := &Call{Server: rs.s}
@@ -356,13 +355,13 @@ func (rs *resourceState) subscribe(ctx context.Context, req *mcp.SubscribeReques
 			cancel()
 			return resourceNotFound("Pane not found: " + ref.pane)
 		}
-		notify, closeFn = ps.notify(), ps.close
+		closeFn = ps.close
 		go func() {
 			for {
 				select {
 				case <-wctx.Done():
 					return
-				case <-notify:
+				case <-ps.notify(): // re-read: following a moved pane changes the subscription
 					if _, err := ps.take(wctx); err != nil {
 						return
 					}
@@ -376,13 +375,13 @@ func (rs *resourceState) subscribe(ctx context.Context, req *mcp.SubscribeReques
 			cancel()
 			return err
 		}
-		notify, closeFn = sub.Notify(), sub.Close
+		closeFn = sub.Close
 		go func() {
 			for {
 				select {
 				case <-wctx.Done():
 					return
-				case <-notify:
+				case <-sub.Notify():
 					rs.sync(wctx)
 					rs.updated(wctx, uri)
 				}

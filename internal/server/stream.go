@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -13,7 +14,7 @@ type paneStream struct {
 	sock  tmux.Socket
 	where tmux.PaneWhere
 	sub   *tmux.Subscription
-	lost  bool // output may have been missed since the last take
+	lost  atomic.Bool // output may have been missed (read from other goroutines)
 }
 
 // openStream subscribes to a pane and runs entry commands as one step: the
@@ -40,7 +41,7 @@ func (ps *paneStream) notify() <-chan struct{} { return ps.sub.Notify() }
 func (ps *paneStream) take(ctx context.Context) ([]byte, error) {
 	data := ps.sub.Take()
 	if ps.sub.Lost() {
-		ps.lost = true
+		ps.lost.Store(true)
 	}
 	if !ps.sub.Moved() {
 		return data, nil
@@ -59,7 +60,7 @@ func (ps *paneStream) take(ctx context.Context) ([]byte, error) {
 	}
 	ps.where = where
 	ps.sub = w.Subscribe(where.Pane, where.Window)
-	ps.lost = true
+	ps.lost.Store(true)
 	return data, nil
 }
 

@@ -41,7 +41,7 @@ type RunCommandResult struct {
 	TimedOut             bool     `json:"timed_out" desc:"The wait ended before the command; it keeps running. Pass run_id to wait_for_run to keep waiting."`
 	ElapsedSeconds       float64  `json:"elapsed_seconds" desc:"Seconds since the command started."`
 	Output               []string `json:"output" desc:"Every line the command printed so far, from its first to its last (tail-truncated by max_lines)."`
-	OutputTruncated      bool     `json:"output_truncated" desc:"max_lines (or the size cap) dropped lines from the head."`
+	OutputTruncated      bool     `json:"output_truncated" desc:"Lines are missing: max_lines dropped some from the head, or tmux paused a flooding pane's output."`
 	OutputTruncatedLines int      `json:"output_truncated_lines" desc:"Lines dropped from the head."`
 	EffectiveTimeout     float64  `json:"effective_timeout" desc:"The timeout actually enforced, after the ceiling."`
 	RunID                *string  `json:"run_id" desc:"Handle for wait_for_run when timed_out is true. Addition of tmux-mcp."`
@@ -343,6 +343,7 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	rec.mu.Lock()
 	lines := append([]string(nil), rec.lines...)
 	dropped := rec.dropped
+	missed := rec.ps.lost.Load() // tmux paused the flooding pane's stream: lines are missing
 	exit, runErr := rec.exit, rec.err
 	rec.mu.Unlock()
 	finished := exit != nil || runErr != nil
@@ -363,7 +364,7 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	if lines == nil {
 		lines = []string{}
 	}
-	res.Output, res.OutputTruncated, res.OutputTruncatedLines = lines, dropped > 0, dropped
+	res.Output, res.OutputTruncated, res.OutputTruncatedLines = lines, dropped > 0 || missed, dropped
 	if !finished {
 		id := rec.id
 		res.RunID = &id

@@ -2,9 +2,12 @@ package server
 
 import (
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
 func TestRunCommand(t *testing.T) {
@@ -150,5 +153,30 @@ func TestRunWrapper(t *testing.T) {
 	f := runWrapper("fish", `echo 'a\b'`, "abc", false)
 	if !strings.Contains(f, `fish -c 'echo \'a\\b\''`) || !strings.HasSuffix(f, "$status") {
 		t.Errorf("fish wrapper %q", f)
+	}
+}
+
+// fish is not POSIX: the command runs in a child fish and the status comes
+// from $status. CI installs fish; without it this test cannot run.
+func TestRunCommandFish(t *testing.T) {
+	fish, err := exec.LookPath("fish")
+	if err != nil {
+		t.Skip("fish is not installed (CI installs it)")
+	}
+	t.Parallel()
+	e := newEnv(t)
+	e.tmux.MustRun("respawn-pane", "-k", "-t", "%0", "env", "HOME="+t.TempDir(), "fish_greeting=", fish, "--no-config")
+	tmuxtest.WaitFor(t, 10*time.Second, func() bool {
+		out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{pane_current_command}")
+		return out == "fish"
+	})
+	var r RunCommandResult
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "echo fish-(math 6 '*' 7); cd /; false", "timeout": 15}, &r)
+	if r.ExitStatus == nil || *r.ExitStatus != 1 || strings.Join(r.Output, "|") != "fish-42" {
+		t.Fatalf("%+v", r)
+	}
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "pwd", "timeout": 15}, &r)
+	if len(r.Output) != 1 || r.Output[0] == "/" {
+		t.Errorf("cd leaked out of the child fish: %q", r.Output)
 	}
 }

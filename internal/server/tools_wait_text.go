@@ -257,7 +257,7 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 	res.MatchedLines = capTail(lines)
 	res.Tail = capTail(w.tail)
 	res.AlternateScreen = w.altSeen
-	res.LinesMissed = ps.lost
+	res.LinesMissed = ps.lost.Load()
 	res.ElapsedSeconds = float64(time.Since(start).Milliseconds()) / 1000
 	return res, nil
 }
