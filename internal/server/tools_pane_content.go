@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
@@ -72,7 +71,7 @@ func paneContentTools() []*Tool {
 			if dropped > 0 {
 				text = fmt.Sprintf("[... truncated %d lines ...]\n", dropped) + text
 			}
-			return Text(limitTextTail(text)), nil
+			return Text(text), nil // the 1 MB cap (limits.go) keeps the tail
 		}),
 		define(Tool{
 			Name: "snapshot_pane", Title: "Snapshot Pane", Toolset: "pane", Tier: config.Readonly, Preset: RO, AlwaysLoad: true,
@@ -189,22 +188,6 @@ func tailLines(lines []string, max *int) ([]string, int) {
 		return lines, 0
 	}
 	return lines[len(lines)-*max:], len(lines) - *max
-}
-
-// maxResponseBytes is the reference's response cap (contract 4.3): a text
-// result above it keeps its tail, after a "[... truncated N bytes ...]"
-// line. It only fires when max_lines is null or lines are very long.
-const maxResponseBytes = 1_000_000
-
-func limitTextTail(s string) string {
-	if len(s) <= maxResponseBytes {
-		return s
-	}
-	tail := s[len(s)-(maxResponseBytes-100):]
-	for len(tail) > 0 && !utf8.RuneStart(tail[0]) {
-		tail = tail[1:] // drop a split UTF-8 sequence
-	}
-	return fmt.Sprintf("[... truncated %d bytes ...]\n", len(s)-len(tail)) + tail
 }
 
 func positive(name string, n *int) error {

@@ -589,17 +589,15 @@ func TestDisplayMessageRefusals(t *testing.T) {
 	}
 }
 
-func TestLimitTextTail(t *testing.T) {
+// The size cap keeps a text's tail on a character boundary and says how
+// many bytes it dropped.
+func TestTailLabelled(t *testing.T) {
 	t.Parallel()
-	small := strings.Repeat("a", maxResponseBytes)
-	if limitTextTail(small) != small {
-		t.Error("text at the cap was cut")
-	}
 	// A 3-byte rune straddles the cut: its leftover bytes are dropped.
-	big := strings.Repeat("€", maxResponseBytes/3+1000)
-	got := limitTextTail(big)
+	big := strings.Repeat("€", maxResultBytes/3+1000)
+	got := tailLabelled(big, len(big)-maxResultBytes)
 	header, tail, _ := strings.Cut(got, "\n")
-	if len(got) > maxResponseBytes || !utf8.ValidString(tail) || !strings.HasSuffix(big, tail) {
+	if len(got) > maxResultBytes || !utf8.ValidString(tail) || !strings.HasSuffix(big, tail) {
 		t.Fatalf("cut text: %d bytes, valid %v", len(got), utf8.ValidString(tail))
 	}
 	if want := fmt.Sprintf("[... truncated %d bytes ...]", len(big)-len(tail)); header != want {
