@@ -119,25 +119,36 @@ func withField(fields []string, f string) []string {
 	return append(append([]string{}, fields...), f)
 }
 
-// startDirectory resolves a start_directory argument before it reaches tmux:
-// "~" and "~/x" expand to the home directory, a relative path resolves
-// against this process's working directory, and the result must be an
-// existing directory (tmux would otherwise silently start in another one).
+// absPath resolves a path argument before it reaches tmux, which would
+// resolve it against its own directory instead: "~" and "~/x" expand to the
+// home directory and a relative path resolves against this process's
+// working directory.
+func absPath(name, p string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", expectedf("%s: cannot expand ~: %v", name, err)
+		}
+		p = filepath.Join(home, strings.TrimPrefix(p, "~"))
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", expectedf("%s: %v", name, err)
+	}
+	return abs, nil
+}
+
+// startDirectory resolves a start_directory argument (see absPath), which
+// must be an existing directory: tmux would otherwise silently start in
+// another one.
 func startDirectory(p *string) (string, error) {
 	d := str(p)
 	if d == "" {
 		return "", nil
 	}
-	if d == "~" || strings.HasPrefix(d, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", expectedf("start_directory: cannot expand ~: %v", err)
-		}
-		d = filepath.Join(home, strings.TrimPrefix(d, "~"))
-	}
-	abs, err := filepath.Abs(d)
+	abs, err := absPath("start_directory", d)
 	if err != nil {
-		return "", expectedf("start_directory: %v", err)
+		return "", err
 	}
 	st, err := os.Stat(abs)
 	if err != nil || !st.IsDir() {

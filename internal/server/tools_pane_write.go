@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
@@ -126,23 +124,6 @@ func pwShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// pwAbsPath resolves a path the way start_directory is resolved ("~"
-// expands, a relative path is relative to this process's directory), without
-// requiring it to exist.
-func pwAbsPath(name, p string) (string, error) {
-	if p == "~" || strings.HasPrefix(p, "~/") {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", expectedf("%s: cannot expand ~: %v", name, err)
-		}
-		p = filepath.Join(home, strings.TrimPrefix(p, "~"))
-	}
-	abs, err := filepath.Abs(p)
-	if err != nil {
-		return "", expectedf("%s: %v", name, err)
-	}
-	return abs, nil
-}
 
 // pwWindowTarget is the reference's window target (WT).
 type pwWindowTarget struct {

@@ -238,7 +238,7 @@ func paneKeysTools() []*Tool {
 					return "", err
 				}
 				var err error
-				if path, err = pwAbsPath("output_path", *a.OutputPath); err != nil {
+				if path, err = absPath("output_path", *a.OutputPath); err != nil {
 					return "", err
 				}
 			}
