@@ -124,7 +124,6 @@ func pwShellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-
 // pwWindowTarget is the reference's window target (WT).
 type pwWindowTarget struct {
 	WindowID    *string `json:"window_id" desc:"Window ID (e.g. '@1')."`
