@@ -248,7 +248,7 @@ func listTools(srv *server.Server, stdout io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "TOOL\tTIER\tTOOLSET\tPURPOSE\n")
 	for _, t := range srv.Visible() {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Tier, t.Toolset, firstSentence(t.Description))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Tier, t.Toolset, oneLine(server.FirstSentence(t.Description)))
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(stdout, "\n%d tools visible at the %s tier.\n", len(srv.Visible()), srv.Config().Safety)
@@ -278,10 +278,8 @@ func toolStats(ctx context.Context, srv *server.Server, stdout io.Writer) int {
 	return 0
 }
 
-func firstSentence(s string) string {
-	if i := strings.Index(s, ". "); i >= 0 {
-		s = s[:i+1]
-	}
+// oneLine keeps a purpose to one terminal line.
+func oneLine(s string) string {
 	if len(s) > 100 {
 		s = s[:97] + "..."
 	}

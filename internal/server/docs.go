@@ -190,17 +190,25 @@ func ReadmeToolTable() (string, error) {
 	var b strings.Builder
 	b.WriteString("| tool | tier | toolset | purpose |\n|---|---|---|---|\n")
 	for _, t := range s.all {
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", t.Name, t.Tier, t.Toolset, FirstSentence(t.Description))
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", t.Name, t.Tier, t.Toolset, strings.ReplaceAll(FirstSentence(t.Description), "|", "\\|"))
 	}
 	return b.String(), nil
 }
 
-// FirstSentence is a tool's one-line purpose.
+// FirstSentence is a tool's one-line purpose: its description up to the
+// first full stop that ends a sentence (not the one of "e.g.").
 func FirstSentence(s string) string {
-	if i := strings.Index(s, ". "); i >= 0 {
-		s = s[:i+1]
+	for from := 0; ; {
+		i := strings.Index(s[from:], ". ")
+		if i < 0 {
+			return s
+		}
+		end := from + i
+		if !strings.HasSuffix(s[:end], "e.g") && !strings.HasSuffix(s[:end], "i.e") {
+			return s[:end+1]
+		}
+		from = end + 2
 	}
-	return strings.ReplaceAll(s, "|", "\\|")
 }
 
 // ToolListSizes returns the byte size of the tools/list result a client
