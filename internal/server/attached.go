@@ -19,34 +19,48 @@ func (s *Server) ownClientPIDs() map[int]bool {
 	return pids
 }
 
+var clientFields = []string{"client_pid", "session_id"}
+
+// sessionQuery runs cmds (the last one a session query printing fields)
+// and, in the same round trip while we have clients attached, lists the
+// clients, so that session_attached can leave ours out. It returns the
+// session rows and how many of our clients each session has.
+func (c *Call) sessionQuery(ctx context.Context, sock tmux.Socket, fields []string, cmds ...tmux.Command) ([]tmux.Row, map[string]int, error) {
+	own := c.ownClientPIDs()
+	if len(own) > 0 {
+		cmds = append(cmds, tmux.Command{"list-clients", "-F", tmux.Format(clientFields...)})
+	}
+	outs, err := c.tmux.Run(ctx, sock, cmds...)
+	if err != nil {
+		return nil, nil, err
+	}
+	last := len(cmds) - 1
+	ours := map[string]int{}
+	if len(own) > 0 {
+		clients, _ := tmux.ParseRows(outs[last], clientFields)
+		for _, cl := range clients {
+			if pid, err := strconv.Atoi(cl["client_pid"]); err == nil && own[pid] {
+				ours[cl["session_id"]]++
+			}
+		}
+		last--
+	}
+	rows, err := tmux.ParseRows(outs[last], fields)
+	return rows, ours, err
+}
+
 // sessionInfos builds SessionInfo results with session_attached counting
 // only other clients: our own control clients attach to sessions to work,
-// and an agent must not read that as a person being there. It costs one
-// more query only while we have clients attached.
-func (c *Call) sessionInfos(ctx context.Context, sock tmux.Socket, rows []tmux.Row) []SessionInfo {
+// and an agent must not read that as a person being there.
+func sessionInfos(rows []tmux.Row, ours map[string]int) []SessionInfo {
 	out := make([]SessionInfo, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, sessionInfo(r))
-	}
-	own := c.ownClientPIDs()
-	if len(own) == 0 || len(out) == 0 {
-		return out
-	}
-	clients, err := c.tmux.Rows(ctx, sock, tmux.Command{"list-clients"}, []string{"client_pid", "session_id"})
-	if err != nil {
-		return out
-	}
-	ours := map[string]int{}
-	for _, cl := range clients {
-		if pid, err := strconv.Atoi(cl["client_pid"]); err == nil && own[pid] {
-			ours[cl["session_id"]]++
+		si := sessionInfo(r)
+		if n := ours[si.SessionID]; n > 0 && si.SessionAttached != nil {
+			v := strconv.Itoa(max(atoi(*si.SessionAttached)-n, 0))
+			si.SessionAttached = &v
 		}
-	}
-	for i := range out {
-		if n := ours[out[i].SessionID]; n > 0 && out[i].SessionAttached != nil {
-			v := strconv.Itoa(max(atoi(*out[i].SessionAttached)-n, 0))
-			out[i].SessionAttached = &v
-		}
+		out = append(out, si)
 	}
 	return out
 }

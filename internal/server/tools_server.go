@@ -60,7 +60,8 @@ func serverReadTools() []*Tool {
 			if err != nil {
 				return nil, err
 			}
-			rows, err := c.tmux.Rows(ctx, c.Socket(a.SocketArgs), tmux.Command{"list-sessions"}, filterFields(sessionFields, fs))
+			fields := filterFields(sessionFields, fs)
+			rows, ours, err := c.sessionQuery(ctx, c.Socket(a.SocketArgs), fields, tmux.Command{"list-sessions", "-F", tmux.Format(fields...)})
 			if errors.Is(err, tmux.ErrNoServer) {
 				return []SessionInfo{}, nil
 			}
@@ -73,7 +74,7 @@ func serverReadTools() []*Tool {
 					keep = append(keep, r)
 				}
 			}
-			return c.sessionInfos(ctx, c.Socket(a.SocketArgs), keep), nil
+			return sessionInfos(keep, ours), nil
 		}),
 		define(Tool{
 			Name: "get_server_info", Title: "Get tmux Server Info", Toolset: "server", Tier: config.Readonly, Preset: RO,

@@ -78,13 +78,13 @@ func sessionReadTools() []*Tool {
 			if _, err := tmux.SessionTarget(id, name); err != nil {
 				return SessionInfo{}, err
 			}
-			rows, err := c.tmux.Rows(ctx, c.Socket(a.SocketArgs), tmux.Command{"list-sessions"}, sessionFields)
+			rows, ours, err := c.sessionQuery(ctx, c.Socket(a.SocketArgs), sessionFields, tmux.Command{"list-sessions", "-F", tmux.Format(sessionFields...)})
 			if err != nil {
 				return SessionInfo{}, err
 			}
 			for _, r := range rows {
 				if id != "" && r["session_id"] == id || id == "" && (name == "" || r["session_name"] == name) {
-					return c.sessionInfos(ctx, c.Socket(a.SocketArgs), []tmux.Row{r})[0], nil
+					return sessionInfos([]tmux.Row{r}, ours)[0], nil
 				}
 			}
 			if id == "" && name == "" {

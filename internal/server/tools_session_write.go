@@ -114,7 +114,7 @@ func createSession(ctx context.Context, c *Call, a createSessionArgs) (SessionIn
 	if err != nil {
 		return SessionInfo{}, err
 	}
-	return c.sessionInfos(ctx, c.Socket(a.SocketArgs), []tmux.Row{r})[0], nil
+	return sessionInfo(r), nil // a new session: none of our clients is attached to it
 }
 
 func renameSession(ctx context.Context, c *Call, a renameSessionArgs) (SessionInfo, error) {
@@ -130,17 +130,16 @@ func renameSession(ctx context.Context, c *Call, a renameSessionArgs) (SessionIn
 	if !strings.HasPrefix(st, "$") {
 		after, _ = tmux.SessionTarget("", a.NewName)
 	}
-	outs, err := c.tmux.Run(ctx, sock,
+	rows, ours, err := c.sessionQuery(ctx, sock, sessionFields,
 		tmux.Command{"rename-session", "-t", st, "--", tmux.LiteralFormat(a.NewName, false)},
 		tmux.Command{"display-message", "-p", "-t", after, tmux.Format(sessionFields...)})
 	if err != nil {
 		return SessionInfo{}, sessionExists(sessNotFound(err, a.sessArgs), a.NewName)
 	}
-	r, err := oneRow(outs[1], sessionFields, "session")
-	if err != nil {
-		return SessionInfo{}, err
+	if len(rows) != 1 || rows[0]["session_id"] == "" {
+		return SessionInfo{}, &tmux.NotFoundError{What: "session", Detail: "tmux returned no data for it"}
 	}
-	return c.sessionInfos(ctx, sock, []tmux.Row{r})[0], nil
+	return sessionInfos(rows, ours)[0], nil
 }
 
 func killSession(ctx context.Context, c *Call, a killSessionArgs) (Text, error) {
