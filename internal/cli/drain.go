@@ -36,6 +36,9 @@ func newDrainingStdio(in io.Reader, out io.Writer, maxWait time.Duration) *drain
 type rpcEnvelope struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
+	Params struct {
+		RequestID json.RawMessage `json:"requestId"`
+	} `json:"params"`
 }
 
 // Read returns input a line at a time so that every request is counted
@@ -95,6 +98,11 @@ func (d *drainingStdio) noteLocked(line []byte, incoming bool) {
 		}
 	}
 	for _, m := range msgs {
+		if incoming && m.Method == "notifications/cancelled" && len(m.Params.RequestID) > 0 {
+			// A cancelled request may never be answered.
+			delete(d.pending, string(m.Params.RequestID))
+			continue
+		}
 		if len(m.ID) == 0 || string(m.ID) == "null" {
 			continue
 		}
