@@ -140,6 +140,23 @@ func (a ScopeArgs) flags() (args []string, kind string, err error) {
 	}
 }
 
+// pinTarget makes an untargeted, non-global session, window or pane scope
+// explicit: tmux would otherwise use "the current session", which for the
+// control-mode engine is the session it is attached to and for a one-shot
+// client the most recently used one. Like every other tool without a
+// target, it uses the first session (and that session's current window and
+// active pane). It costs a round trip only in that case.
+func (c *Call) pinTarget(ctx context.Context, sock tmux.Socket, a ScopeArgs, flags []string) ([]string, error) {
+	if a.Global || a.Target != nil || str(a.Scope) == "server" {
+		return flags, nil
+	}
+	id, err := c.firstSession(ctx, sock)
+	if err != nil {
+		return nil, err
+	}
+	return append(flags, "-t", id), nil
+}
+
 func checkName(what, name string) error {
 	if name == "" {
 		return expectedf("%s must not be empty", what)
@@ -187,6 +204,9 @@ func showOption(ctx context.Context, c *Call, a showOptionArgs) (OptionResult, e
 		flags = append(flags, "-A") // the value in effect, inherited included
 	}
 	sock := c.Socket(a.SocketArgs)
+	if flags, err = c.pinTarget(ctx, sock, a.ScopeArgs, flags); err != nil {
+		return OptionResult{}, err
+	}
 	base := append(tmux.Command{"show-options"}, flags...)
 	keysCmd := append(append(tmux.Command{}, base...), "--", a.Option)
 	valCmd := append(append(tmux.Command{}, base...), "-v", "--", a.Option)
@@ -255,6 +275,9 @@ func setOption(ctx context.Context, c *Call, a setOptionArgs) (OptionSetResult, 
 	}
 	flags, kind, err := a.flags()
 	if err != nil {
+		return OptionSetResult{}, err
+	}
+	if flags, err = c.pinTarget(ctx, c.Socket(a.SocketArgs), a.ScopeArgs, flags); err != nil {
 		return OptionSetResult{}, err
 	}
 	cmd := append(append(tmux.Command{"set-option"}, flags...), "--", a.Option, a.Value)
@@ -382,6 +405,25 @@ func runHooks(ctx context.Context, c *Call, a ScopeArgs, sock tmux.Socket, name 
 	cmds, kind, err := a.hookCommands(name)
 	if err != nil {
 		return HookListResult{}, err
+	}
+	if str(a.Scope) != "server" {
+		// Pin "the current session" as pinTarget explains; the -t goes
+		// before the "--" that ends the flags.
+		pinned, err := c.pinTarget(ctx, sock, a, nil)
+		if err != nil {
+			return HookListResult{}, err
+		}
+		if len(pinned) > 0 {
+			cmd := cmds[0]
+			at := len(cmd)
+			for i, x := range cmd {
+				if x == "--" {
+					at = i
+					break
+				}
+			}
+			cmds[0] = append(append(append(tmux.Command{}, cmd[:at]...), pinned...), cmd[at:]...)
+		}
 	}
 	outs, err := c.tmux.Run(ctx, sock, cmds...)
 	if err != nil {

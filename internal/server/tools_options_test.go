@@ -294,3 +294,25 @@ func TestOptionToolsDeadServer(t *testing.T) {
 		}
 	}
 }
+
+// An untargeted session-scope option goes to the first session, whatever
+// session the engine's control client happens to be attached to.
+func TestUntargetedScopeIsPinned(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.tmux.MustRun("new-session", "-d", "-s", "zeta")
+	e.tmux.MustRun("new-session", "-d", "-s", "alpha")
+	e.ok("get_pane_info", map[string]any{"pane_id": "%0"}, nil) // the engine attaches somewhere
+	e.ok("set_option", map[string]any{"option": "@pin", "value": "yes", "scope": "session"}, nil)
+	for sess, want := range map[string]string{"alpha": "yes", "main": "", "zeta": ""} {
+		got, _ := e.tmux.Run("show-options", "-v", "-t", sess, "@pin")
+		if got != want {
+			t.Errorf("session %s: @pin=%q, want %q", sess, got, want)
+		}
+	}
+	var r OptionResult
+	e.ok("show_option", map[string]any{"option": "@pin", "scope": "session"}, &r)
+	if r.Value != "yes" {
+		t.Errorf("show_option: %v", r.Value)
+	}
+}
