@@ -305,7 +305,7 @@ func TestUntargetedScopeIsPinned(t *testing.T) {
 	e.ok("get_pane_info", map[string]any{"pane_id": "%0"}, nil) // the engine attaches somewhere
 	e.ok("set_option", map[string]any{"option": "@pin", "value": "yes", "scope": "session"}, nil)
 	for sess, want := range map[string]string{"alpha": "yes", "main": "", "zeta": ""} {
-		got, _ := e.tmux.Run("show-options", "-v", "-t", sess, "@pin")
+		got, _ := e.tmux.Run("show-options", "-qv", "-t", sess, "@pin")
 		if got != want {
 			t.Errorf("session %s: @pin=%q, want %q", sess, got, want)
 		}
