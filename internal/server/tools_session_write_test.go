@@ -30,6 +30,13 @@ func swShowEnv(e *env, session, name string) (string, bool) {
 // procEnv reads the environment a pane's process was started with.
 func swProcEnv(t *testing.T, pid string) map[string]string {
 	t.Helper()
+	// A pane's process is forked by the tmux server and then execs its
+	// shell; until it has, /proc shows the server's environment.
+	tmuxBin, _ := filepath.EvalSymlinks(tmuxtest.Bin(t))
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		exe, err := os.Readlink("/proc/" + pid + "/exe")
+		return err == nil && exe != tmuxBin
+	})
 	raw, err := os.ReadFile("/proc/" + pid + "/environ")
 	if err != nil {
 		t.Fatalf("read environ of %s: %v", pid, err)
@@ -139,16 +146,7 @@ func TestCreateSessionSuppressHistory(t *testing.T) {
 	// Later windows inherit it from the session environment.
 	e.tmux.MustRun("new-window", "-d", "-t", "quiet:", "-n", "later")
 	pid := e.tmux.MustRun("display-message", "-p", "-t", "quiet:later", "#{pane_pid}")
-	// The pane's process may not have exec'd its shell yet; give it a moment.
-	var pe map[string]string
-	deadline := time.Now().Add(3 * time.Second)
-	for {
-		pe = swProcEnv(t, pid)
-		if pe["fish_private_mode"] == "1" || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	pe := swProcEnv(t, pid)
 	if pe["fish_private_mode"] != "1" || pe["HISTFILE"] != "" {
 		t.Errorf("later window env: fish_private_mode=%q HISTFILE=%q", pe["fish_private_mode"], pe["HISTFILE"])
 	}
