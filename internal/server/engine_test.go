@@ -56,7 +56,7 @@ func TestConcurrentWaitsShareOneWatcher(t *testing.T) {
 			e.call("wait_for_text", map[string]any{"pane_id": "%" + string(rune('0'+p)), "patterns": []string{"never"}, "timeout": 1})
 		}(i)
 	}
-	time.Sleep(500 * time.Millisecond)
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool { return e.srv.watch.Subscriptions() >= 5 })
 	if n := e.srv.watch.Count(); n != 1 {
 		t.Errorf("%d watchers for five waits in one session", n)
 	}

@@ -135,8 +135,7 @@ func TestResourceSubscriptionPaneContent(t *testing.T) {
 	}
 	// The SDK's Subscribe can return before the server-side handler has
 	// attached its watcher; wait for the watcher before changing the pane.
-	tmuxWait(t, func() bool { return e.srv.watch.Count() > 0 })
-	time.Sleep(50 * time.Millisecond)
+	tmuxWait(t, func() bool { return e.srv.watch.Subscriptions() > 0 })
 	start := time.Now()
 	e.tmux.MustRun("send-keys", "-t", "%0", "echo changed", "Enter")
 	tmuxWait(t, func() bool { u, _ := seen(); return len(u) > 0 })
@@ -183,8 +182,7 @@ func TestResourceListChanged(t *testing.T) {
 	if err := cs.Subscribe(ctx, &mcp.SubscribeParams{URI: "tmux://sessions"}); err != nil {
 		t.Fatal(err)
 	}
-	tmuxWait(t, func() bool { return e.srv.watch.Count() > 0 })
-	time.Sleep(50 * time.Millisecond)
+	tmuxWait(t, func() bool { return e.srv.watch.Subscriptions() > 0 })
 	_, before := seen()
 	e.tmux.MustRun("new-session", "-d", "-s", "fresh")
 	tmuxWait(t, func() bool { _, n := seen(); return n > before })

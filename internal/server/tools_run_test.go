@@ -138,7 +138,10 @@ func TestRunCommandRefusesAlternateScreen(t *testing.T) {
 	t.Parallel()
 	e := shellEnv(t)
 	typeKeys(e, "%0", `printf '\033[?1049h'; sleep 30`)
-	time.Sleep(300 * time.Millisecond)
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{alternate_on}")
+		return out == "1"
+	})
 	msg, _ := e.fail("run_command", map[string]any{"pane_id": "%0", "command": "ls"})
 	if !strings.Contains(msg, "alternate screen") && !strings.Contains(msg, "not a known shell") {
 		t.Errorf("%q", msg)

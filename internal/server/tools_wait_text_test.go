@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
 // shellEnv is an env whose pane %0 runs a plain sh (fast, no rc files).
@@ -28,12 +30,13 @@ func startWait(t *testing.T, e *env, args map[string]any) func() (WaitForTextRes
 	}
 	ch := make(chan out, 1)
 	start := time.Now()
+	before := e.srv.watch.Subscriptions()
 	go func() {
 		r := e.call("wait_for_text", args)
 		ch <- out{r, time.Since(start)}
 	}()
 	// Let the wait subscribe before the test writes anything.
-	time.Sleep(150 * time.Millisecond)
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool { return e.srv.watch.Subscriptions() > before })
 	return func() (WaitForTextResult, time.Duration) {
 		o := <-ch
 		if o.res.IsError {

@@ -111,3 +111,23 @@ func (ws *Watchers) CloseAll() {
 		w.Close()
 	}
 }
+
+// Subscriptions counts the live subscriptions over all watchers (tests wait
+// on it instead of sleeping).
+func (ws *Watchers) Subscriptions() int {
+	ws.mu.Lock()
+	all := make([]*Watcher, 0, len(ws.m))
+	for _, w := range ws.m {
+		all = append(all, w)
+	}
+	ws.mu.Unlock()
+	n := 0
+	for _, w := range all {
+		w.mu.Lock()
+		for _, set := range w.subs {
+			n += len(set)
+		}
+		w.mu.Unlock()
+	}
+	return n
+}
