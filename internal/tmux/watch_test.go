@@ -40,7 +40,10 @@ func TestWatcherStreamsPaneOutput(t *testing.T) {
 	}
 	srv.MustRun("send-keys", "-t", "%0", "-l", "echo before")
 	srv.MustRun("send-keys", "-t", "%0", "Enter")
-	time.Sleep(100 * time.Millisecond)
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		out, _ := srv.Run("capture-pane", "-p", "-t", "%0")
+		return strings.Count(out, "before") >= 2 // the command line and its output
+	})
 	sub, outs, err := w.SubscribeAndRun(context.Background(), "%0", "@0", tmux.Command{"capture-pane", "-p", "-t", "%0"})
 	if err != nil {
 		t.Fatal(err)
