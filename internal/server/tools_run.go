@@ -106,8 +106,14 @@ type runRecord struct {
 	expiring bool // the expiry goroutine runs
 }
 
-// runKeep is how long a finished, uncollected run is kept.
-var runKeep = 10 * time.Minute
+// runKeep is how long a finished, uncollected run is kept; runAbandon is
+// how long a still-running command is followed after its first wait timed
+// out, so a forgotten endless command does not keep a watcher attached for
+// ever.
+var (
+	runKeep    = 10 * time.Minute
+	runAbandon = time.Hour
+)
 
 const maxRunLines = 200_000
 
@@ -401,8 +407,12 @@ func (g *runRegistry) expireLater(rec *runRecord) {
 		return
 	}
 	go func() {
-		<-rec.done
-		time.Sleep(runKeep)
+		select {
+		case <-rec.done:
+			time.Sleep(runKeep)
+		case <-time.After(runAbandon):
+			rec.stop()
+		}
 		g.mu.Lock()
 		if g.runs[rec.id] == rec {
 			delete(g.runs, rec.id)

@@ -183,3 +183,22 @@ func TestRunCommandFish(t *testing.T) {
 		t.Errorf("cd leaked out of the child fish: %q", r.Output)
 	}
 }
+
+// A command nobody collects stops being followed after runAbandon: the
+// record goes and the watcher subscription is released.
+func TestRunAbandoned(t *testing.T) {
+	old := runAbandon
+	runAbandon = 300 * time.Millisecond
+	defer func() { runAbandon = old }()
+	e := shellEnv(t)
+	var r RunCommandResult
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "sleep 30", "timeout": 0.2}, &r)
+	if r.RunID == nil {
+		t.Fatalf("%+v", r)
+	}
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool { return e.srv.watch.Subscriptions() == 0 })
+	msg, _ := e.fail("wait_for_run", map[string]any{"run_id": *r.RunID})
+	if !strings.Contains(msg, "unknown run_id") {
+		t.Errorf("%q", msg)
+	}
+}
