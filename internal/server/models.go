@@ -12,27 +12,48 @@ import (
 
 // PaneInfo is the reference's serialized pane.
 type PaneInfo struct {
+	PaneEdges
 	IsCaller           *bool   `json:"is_caller" desc:"MCP caller identity for this pane. True when the pane matches the caller's TMUX_PANE and lives on the same tmux socket as the caller's TMUX (verified via socket realpath); False otherwise, including the case where the pane id matches but the socket does not or cannot be proven to; None when the MCP process is not running inside tmux at all."`
 	PaneActive         *string `json:"pane_active" desc:"Active flag ('1' or '0')"`
-	PaneAtBottom       *bool   `json:"pane_at_bottom" desc:"True when the pane touches the window's bottom edge."`
-	PaneAtLeft         *bool   `json:"pane_at_left" desc:"True when the pane touches the window's left edge."`
-	PaneAtRight        *bool   `json:"pane_at_right" desc:"True when the pane touches the window's right edge."`
-	PaneAtTop          *bool   `json:"pane_at_top" desc:"True when the pane touches the window's top edge. tmux accounts for pane-border-status here, so the top row may be 1 instead of 0 when the status bar is at the top."`
-	PaneBottom         *int    `json:"pane_bottom" desc:"Bottom edge row (inclusive), window-relative."`
 	PaneCurrentCommand *string `json:"pane_current_command" desc:"Running command"`
 	PaneCurrentPath    *string `json:"pane_current_path" desc:"Current working directory"`
 	PaneHeight         *string `json:"pane_height" desc:"Height in rows"`
 	PaneID             string  `json:"pane_id" desc:"Pane ID (e.g. '%1')"`
 	PaneIndex          *string `json:"pane_index" desc:"Pane index"`
-	PaneLeft           *int    `json:"pane_left" desc:"Left edge column, 0-based and window-relative."`
 	PanePID            *string `json:"pane_pid" desc:"Process ID"`
-	PaneRight          *int    `json:"pane_right" desc:"Right edge column (inclusive), window-relative."`
 	PaneTitle          *string `json:"pane_title" desc:"Pane title"`
-	PaneTop            *int    `json:"pane_top" desc:"Top edge row, 0-based and window-relative."`
-	PaneTTY            *string `json:"pane_tty" desc:"TTY device path of the pane (e.g. '/dev/pts/5')."`
 	PaneWidth          *string `json:"pane_width" desc:"Width in columns"`
 	SessionID          *string `json:"session_id" desc:"Parent session ID"`
 	WindowID           *string `json:"window_id" desc:"Parent window ID"`
+}
+
+// PaneEdges is the geometry that every pane model (PaneInfo, PaneSnapshot,
+// PaneContentMatch) reports; the schema builder and encoding/json both
+// flatten it into the model's own fields.
+type PaneEdges struct {
+	PaneLeft     *int    `json:"pane_left" desc:"Left edge column, 0-based and window-relative."`
+	PaneTop      *int    `json:"pane_top" desc:"Top edge row, 0-based and window-relative."`
+	PaneRight    *int    `json:"pane_right" desc:"Right edge column (inclusive), window-relative."`
+	PaneBottom   *int    `json:"pane_bottom" desc:"Bottom edge row (inclusive), window-relative."`
+	PaneAtLeft   *bool   `json:"pane_at_left" desc:"True when the pane touches the window's left edge."`
+	PaneAtRight  *bool   `json:"pane_at_right" desc:"True when the pane touches the window's right edge."`
+	PaneAtTop    *bool   `json:"pane_at_top" desc:"True when the pane touches the window's top edge (tmux accounts for pane-border-status)."`
+	PaneAtBottom *bool   `json:"pane_at_bottom" desc:"True when the pane touches the window's bottom edge."`
+	PaneTTY      *string `json:"pane_tty" desc:"TTY device path of the pane (e.g. '/dev/pts/5')."`
+}
+
+func paneEdges(r tmux.Row) PaneEdges {
+	return PaneEdges{
+		PaneLeft:     intp(r, "pane_left"),
+		PaneTop:      intp(r, "pane_top"),
+		PaneRight:    intp(r, "pane_right"),
+		PaneBottom:   intp(r, "pane_bottom"),
+		PaneAtLeft:   boolp(r, "pane_at_left"),
+		PaneAtRight:  boolp(r, "pane_at_right"),
+		PaneAtTop:    boolp(r, "pane_at_top"),
+		PaneAtBottom: boolp(r, "pane_at_bottom"),
+		PaneTTY:      strp(r, "pane_tty"),
+	}
 }
 
 // paneFields are the tmux format variables a PaneInfo is built from.
@@ -50,24 +71,16 @@ var paneFields = []string{
 
 func (s *Server) paneInfo(r tmux.Row) PaneInfo {
 	return PaneInfo{
+		PaneEdges:          paneEdges(r),
 		IsCaller:           s.isCaller(r["pane_id"], r["socket_path"]),
 		PaneActive:         strp(r, "pane_active"),
-		PaneAtBottom:       boolp(r, "pane_at_bottom"),
-		PaneAtLeft:         boolp(r, "pane_at_left"),
-		PaneAtRight:        boolp(r, "pane_at_right"),
-		PaneAtTop:          boolp(r, "pane_at_top"),
-		PaneBottom:         intp(r, "pane_bottom"),
 		PaneCurrentCommand: strp(r, "pane_current_command"),
 		PaneCurrentPath:    strp(r, "pane_current_path"),
 		PaneHeight:         strp(r, "pane_height"),
 		PaneID:             r["pane_id"],
 		PaneIndex:          strp(r, "pane_index"),
-		PaneLeft:           intp(r, "pane_left"),
 		PanePID:            strp(r, "pane_pid"),
-		PaneRight:          intp(r, "pane_right"),
 		PaneTitle:          strp(r, "pane_title"),
-		PaneTop:            intp(r, "pane_top"),
-		PaneTTY:            strp(r, "pane_tty"),
 		PaneWidth:          strp(r, "pane_width"),
 		SessionID:          strp(r, "session_id"),
 		WindowID:           strp(r, "window_id"),

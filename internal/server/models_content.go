@@ -9,21 +9,13 @@ import "github.com/tmux-mcp/tmux-mcp/internal/tmux"
 // PaneSnapshot is snapshot_pane's result: the visible screen plus the
 // pane's cursor, mode, scroll and geometry state.
 type PaneSnapshot struct {
+	PaneEdges
 	PaneID                string  `json:"pane_id" desc:"Pane ID (e.g. '%1')"`
 	Content               string  `json:"content" desc:"Visible pane text"`
 	CursorX               int     `json:"cursor_x" desc:"Cursor column (0-based)"`
 	CursorY               int     `json:"cursor_y" desc:"Cursor row (0-based)"`
 	PaneWidth             int     `json:"pane_width" desc:"Pane width in columns"`
 	PaneHeight            int     `json:"pane_height" desc:"Pane height in rows"`
-	PaneLeft              *int    `json:"pane_left" desc:"Left edge column, 0-based and window-relative."`
-	PaneTop               *int    `json:"pane_top" desc:"Top edge row, 0-based and window-relative."`
-	PaneRight             *int    `json:"pane_right" desc:"Right edge column (inclusive), window-relative."`
-	PaneBottom            *int    `json:"pane_bottom" desc:"Bottom edge row (inclusive), window-relative."`
-	PaneAtLeft            *bool   `json:"pane_at_left" desc:"True when the pane touches the window's left edge."`
-	PaneAtRight           *bool   `json:"pane_at_right" desc:"True when the pane touches the window's right edge."`
-	PaneAtTop             *bool   `json:"pane_at_top" desc:"True when the pane touches the window's top edge. tmux accounts for pane-border-status here."`
-	PaneAtBottom          *bool   `json:"pane_at_bottom" desc:"True when the pane touches the window's bottom edge."`
-	PaneTTY               *string `json:"pane_tty" desc:"TTY device path of the pane (e.g. '/dev/pts/5')."`
 	PanePID               *string `json:"pane_pid" desc:"Process ID"`
 	PaneDead              *bool   `json:"pane_dead" desc:"True when tmux reports the pane process has exited."`
 	AlternateOn           *bool   `json:"alternate_on" desc:"True when the pane is using the alternate screen."`
@@ -53,21 +45,13 @@ var snapshotFields = []string{
 
 func (s *Server) paneSnapshot(r tmux.Row, content string, dropped int) PaneSnapshot {
 	return PaneSnapshot{
+		PaneEdges:             paneEdges(r),
 		PaneID:                r["pane_id"],
 		Content:               content,
 		CursorX:               atoi(r["cursor_x"]),
 		CursorY:               atoi(r["cursor_y"]),
 		PaneWidth:             atoi(r["pane_width"]),
 		PaneHeight:            atoi(r["pane_height"]),
-		PaneLeft:              intp(r, "pane_left"),
-		PaneTop:               intp(r, "pane_top"),
-		PaneRight:             intp(r, "pane_right"),
-		PaneBottom:            intp(r, "pane_bottom"),
-		PaneAtLeft:            boolp(r, "pane_at_left"),
-		PaneAtRight:           boolp(r, "pane_at_right"),
-		PaneAtTop:             boolp(r, "pane_at_top"),
-		PaneAtBottom:          boolp(r, "pane_at_bottom"),
-		PaneTTY:               strp(r, "pane_tty"),
 		PanePID:               strp(r, "pane_pid"),
 		PaneDead:              boolp(r, "pane_dead"),
 		AlternateOn:           boolp(r, "alternate_on"),
@@ -86,16 +70,8 @@ func (s *Server) paneSnapshot(r tmux.Row, content string, dropped int) PaneSnaps
 
 // PaneContentMatch is one pane whose content matched a search_panes pattern.
 type PaneContentMatch struct {
+	PaneEdges
 	PaneID             string   `json:"pane_id" desc:"Pane ID (e.g. '%1')"`
-	PaneLeft           *int     `json:"pane_left" desc:"Left edge column, 0-based and window-relative."`
-	PaneTop            *int     `json:"pane_top" desc:"Top edge row, 0-based and window-relative."`
-	PaneRight          *int     `json:"pane_right" desc:"Right edge column (inclusive), window-relative."`
-	PaneBottom         *int     `json:"pane_bottom" desc:"Bottom edge row (inclusive), window-relative."`
-	PaneAtLeft         *bool    `json:"pane_at_left" desc:"True when the pane touches the window's left edge."`
-	PaneAtRight        *bool    `json:"pane_at_right" desc:"True when the pane touches the window's right edge."`
-	PaneAtTop          *bool    `json:"pane_at_top" desc:"True when the pane touches the window's top edge. tmux accounts for pane-border-status here."`
-	PaneAtBottom       *bool    `json:"pane_at_bottom" desc:"True when the pane touches the window's bottom edge."`
-	PaneTTY            *string  `json:"pane_tty" desc:"TTY device path of the pane (e.g. '/dev/pts/5')."`
 	PaneCurrentCommand *string  `json:"pane_current_command" desc:"Running command"`
 	PaneCurrentPath    *string  `json:"pane_current_path" desc:"Current working directory"`
 	WindowID           *string  `json:"window_id" desc:"Parent window ID"`
@@ -116,16 +92,8 @@ var searchFields = []string{
 
 func (s *Server) paneContentMatch(r tmux.Row, lines []string) PaneContentMatch {
 	return PaneContentMatch{
+		PaneEdges:          paneEdges(r),
 		PaneID:             r["pane_id"],
-		PaneLeft:           intp(r, "pane_left"),
-		PaneTop:            intp(r, "pane_top"),
-		PaneRight:          intp(r, "pane_right"),
-		PaneBottom:         intp(r, "pane_bottom"),
-		PaneAtLeft:         boolp(r, "pane_at_left"),
-		PaneAtRight:        boolp(r, "pane_at_right"),
-		PaneAtTop:          boolp(r, "pane_at_top"),
-		PaneAtBottom:       boolp(r, "pane_at_bottom"),
-		PaneTTY:            strp(r, "pane_tty"),
 		PaneCurrentCommand: strp(r, "pane_current_command"),
 		PaneCurrentPath:    strp(r, "pane_current_path"),
 		WindowID:           strp(r, "window_id"),
