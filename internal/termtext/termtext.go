@@ -170,7 +170,7 @@ func (d *Decoder) csi(final byte) {
 	n := 1
 	if len(d.params) > 0 {
 		if v, err := strconv.Atoi(string(d.params)); err == nil {
-			n = v
+			n = min(v, MaxLine)
 		}
 	}
 	switch final {
@@ -192,6 +192,9 @@ func (d *Decoder) csi(final byte) {
 	case 'D': // cursor back
 		d.pos = max(d.pos-max(n, 1), 0)
 	}
+	// A program may move the cursor anywhere ("ESC[999999999C"); a line is
+	// never padded beyond MaxLine, so memory stays bounded.
+	d.pos = min(d.pos, MaxLine-1)
 }
 
 // TakeLines returns the lines completed so far in the current Write and

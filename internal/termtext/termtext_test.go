@@ -82,3 +82,13 @@ func TestTakeLinesSplitsAtOSC(t *testing.T) {
 		t.Errorf("before %q after %q", before, after)
 	}
 }
+
+// Cursor movement cannot make a line (or memory) grow without bound.
+func TestHugeCursorMovesStayBounded(t *testing.T) {
+	for _, in := range []string{"\x1b[999999999Cx\n", "\x1b[999999999Gx\n", "\x1b[99999999999999999999Cx\n"} {
+		lines := Lines([]byte(in))
+		if len(lines) == 0 || len(lines[0]) > MaxLine+4 {
+			t.Errorf("%q: %d lines, first %d bytes", in, len(lines), len(lines[0]))
+		}
+	}
+}
