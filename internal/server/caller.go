@@ -22,14 +22,7 @@ func (s *Server) isCaller(paneID, socketPath string) *bool {
 	return &res
 }
 
-func samePath(a, b string) bool {
-	ra, err1 := filepath.EvalSymlinks(a)
-	rb, err2 := filepath.EvalSymlinks(b)
-	if err1 != nil || err2 != nil {
-		return filepath.Clean(a) == filepath.Clean(b)
-	}
-	return ra == rb
-}
+func samePath(a, b string) bool { return realPath(a) == realPath(b) }
 
 // callerOnServer is the conservative check behind the kill and respawn guards:
 // it answers true (refuse) whenever it cannot prove the target server is not

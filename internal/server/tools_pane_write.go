@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -83,10 +84,11 @@ func (c *Call) pwActRead(ctx context.Context, sock tmux.Socket, id string, cmds 
 // kind tmux names (falling back to what), so the hint names the right
 // discovery tool.
 func pwNotFound(err error, what, detail string) error {
-	if !tmuxNotFound(err) {
+	var ce *tmux.CommandError
+	if !errors.As(err, &ce) || ce.Kind != tmux.ErrNotFound {
 		return err
 	}
-	msg := err.(*tmux.CommandError).Stderr
+	msg := ce.Stderr
 	for _, k := range []string{"pane", "window", "session"} {
 		if strings.Contains(msg, "can't find "+k) {
 			if k != what {

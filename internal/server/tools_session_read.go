@@ -177,7 +177,7 @@ func (c *Call) windowTargetRows(ctx context.Context, sock tmux.Socket, t WindowT
 		}
 		args = []string{"-a"}
 	} else {
-		if idx != "" && !digits(idx) {
+		if idx != "" && !tmux.IsDigits(idx) {
 			return nil, fmt.Errorf("%w: window_index must be a non-negative integer", tmux.ErrBadID)
 		}
 		st, err := tmux.SessionTarget(str(t.SessionID), str(t.SessionName))
@@ -230,18 +230,6 @@ func keep(rows []tmux.Row, field, v string) []tmux.Row {
 		}
 	}
 	return out
-}
-
-func digits(s string) bool {
-	if s == "" || len(s) > 9 {
-		return false
-	}
-	for _, r := range s {
-		if r < '0' || r > '9' {
-			return false
-		}
-	}
-	return true
 }
 
 // sessionKind is "session" when a session was named, so tmux's "can't find

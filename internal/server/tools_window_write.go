@@ -219,7 +219,7 @@ func selectWindow(ctx context.Context, c *Call, a selectWindowArgs) (WindowInfo,
 
 func moveWindow(ctx context.Context, c *Call, a moveWindowArgs) (WindowInfo, error) {
 	idx := a.DestinationIndex
-	if idx != "" && !digits(idx) {
+	if idx != "" && !tmux.IsDigits(idx) {
 		return WindowInfo{}, expectedf("destination_index must be a non-negative integer or empty (next free index)")
 	}
 	var dst string
@@ -325,7 +325,7 @@ func (c *Call) winTarget(ctx context.Context, sock tmux.Socket, w winArgs) (stri
 		return string(wid), err
 	}
 	idx := str(w.WindowIndex)
-	if idx != "" && !digits(idx) {
+	if idx != "" && !tmux.IsDigits(idx) {
 		return "", expectedf("window_index must be a non-negative integer")
 	}
 	st, err := c.sessTarget(ctx, sock, w.sessArgs)

@@ -87,7 +87,7 @@ func (s PaneScope) Target() ([]string, error) {
 		return nil, err
 	}
 	if s.WindowIndex != "" {
-		if !isDigits(s.WindowIndex) {
+		if !IsDigits(s.WindowIndex) {
 			return nil, fmt.Errorf("%w: window_index must be a non-negative integer", ErrBadID)
 		}
 		if st == "" {
@@ -113,7 +113,9 @@ func WindowScope(sessionID, sessionName string) ([]string, error) {
 	return []string{"-t", st}, nil
 }
 
-func isDigits(s string) bool {
+// IsDigits reports a non-empty decimal number of at most 9 digits (a window
+// or buffer index tmux will take as given).
+func IsDigits(s string) bool {
 	if s == "" || len(s) > 9 {
 		return false
 	}
