@@ -275,6 +275,22 @@ func toolStats(ctx context.Context, srv *server.Server, stdout io.Writer) int {
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(stdout, "\ntools/list at the %s tier: %d tools, %d bytes (%.1f KB)\n", srv.Config().Safety, len(srv.Visible()), total, float64(total)/1024)
+	parts, err := srv.ToolListBreakdown()
+	if err != nil {
+		fmt.Fprintln(stdout, "tmux-mcp:", err)
+		return 1
+	}
+	kb := func(n int) string { return fmt.Sprintf("%d\t(%.1f KB)", n, float64(n)/1024) }
+	tw = tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintf(tw, "\nPART\tBYTES\n")
+	fmt.Fprintf(tw, "names and titles\t%s\n", kb(parts.Names))
+	fmt.Fprintf(tw, "descriptions\t%s\n", kb(parts.Descriptions))
+	fmt.Fprintf(tw, "input schemas\t%s\n", kb(parts.InputSchemas))
+	fmt.Fprintf(tw, "  of which argument descriptions\t%s\n", kb(parts.ParamDescs))
+	fmt.Fprintf(tw, "output schemas\t%s\n", kb(parts.OutputSchema))
+	fmt.Fprintf(tw, "annotations and _meta\t%s\n", kb(parts.Annotations))
+	fmt.Fprintf(tw, "what a model reads (name, description, inputSchema)\t%s\n", kb(parts.ModelFacing))
+	_ = tw.Flush()
 	return 0
 }
 

@@ -25,6 +25,13 @@ func ToolsMarkdown() (string, error) {
 	fmt.Fprintf(&b, "%d tools, plus `list_prompts` and `get_prompt` when `TMUX_MCP_PROMPTS_AS_TOOLS=1`. ", len(s.all)-len(promptTools()))
 	b.WriteString("Tiers: a tool is visible when its tier is at most `TMUX_MCP_SAFETY` (default `mutating`). ")
 	b.WriteString("Toolsets: `TMUX_MCP_TOOLSETS` exposes only the named groups.\n\n")
+	b.WriteString("## Common arguments\n\n")
+	b.WriteString("These repeat on many tools, so `tools/list` describes them once, in the server instructions, instead of on every tool.\n\n")
+	b.WriteString("| argument | meaning |\n|---|---|\n")
+	for _, n := range sharedArgOrder {
+		fmt.Fprintf(&b, "| `%s` | %s |\n", n, sharedArgDocs[n])
+	}
+	b.WriteString("\n")
 	b.WriteString("## Additions to the reference contract\n\n| name | where | why |\n|---|---|---|\n")
 	for _, a := range Additions {
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", a.Name, a.Where, a.Why)
@@ -55,6 +62,20 @@ func ToolsMarkdown() (string, error) {
 	}
 	return b.String(), nil
 }
+
+// sharedArgDocs describes the targeting arguments that many tools share and
+// that tools/list leaves undescribed to stay small (see SocketArgs); the
+// generated docs still explain every argument.
+var sharedArgDocs = map[string]string{
+	"socket_name":  "tmux -L socket name: which tmux server. With neither socket argument: TMUX_MCP_SOCKET_PATH, else TMUX_MCP_SOCKET, else tmux's default.",
+	"socket_path":  "tmux -S socket path; wins over socket_name.",
+	"session_name": "Session name (exact match).",
+	"session_id":   "Session id, e.g. `$1`.",
+	"window_id":    "Window id, e.g. `@1`.",
+	"window_index": "Window index within the session.",
+}
+
+var sharedArgOrder = []string{"socket_name", "socket_path", "session_name", "session_id", "window_id", "window_index"}
 
 func hintsText(t *Tool) string {
 	a := t.Preset.annotations(t.Title)
@@ -106,6 +127,9 @@ func argsTable(schema map[string]any) string {
 			def = "`" + string(d) + "`"
 		}
 		desc, _ := p["description"].(string)
+		if desc == "" {
+			desc = sharedArgDocs[n]
+		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", n, typeText(p), def, strings.ReplaceAll(desc, "|", "\\|"))
 	}
 	b.WriteString("\n")
@@ -246,4 +270,83 @@ func (s *Server) ToolListSizes(ctx context.Context) (int, map[string][2]int, err
 		per[ts] = [2]int{len(tools), n}
 	}
 	return total, per, nil
+}
+
+// ToolListParts splits the tools/list of the visible tools into what each
+// part of a tool costs, in bytes of compact JSON. It shows where the size
+// comes from and which part a model reads: most clients give a model only
+// name, description and inputSchema; titles, annotations and outputSchema
+// serve the client.
+type ToolListParts struct {
+	Total        int // the whole tools/list result
+	Names        int // name and title
+	Descriptions int // tool descriptions
+	InputSchemas int // inputSchema, including ParamDescs
+	ParamDescs   int // "description" members inside inputSchema
+	OutputSchema int // outputSchema
+	Annotations  int // annotations and _meta
+	ModelFacing  int // name, description and inputSchema: what a model reads
+}
+
+// ToolListBreakdown measures ToolListParts for the visible tools.
+func (s *Server) ToolListBreakdown() (ToolListParts, error) {
+	var p ToolListParts
+	var list []*mcp.Tool
+	size := func(v any) int {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return 0
+		}
+		return len(b)
+	}
+	for _, t := range s.Visible() {
+		mt := t.mcpTool()
+		list = append(list, mt)
+		p.Names += size(mt.Name) + size(mt.Title)
+		p.Descriptions += size(mt.Description)
+		in := size(mt.InputSchema)
+		p.InputSchemas += in
+		p.ParamDescs += in - size(withoutDescriptions(t.input))
+		if mt.OutputSchema != nil {
+			p.OutputSchema += size(mt.OutputSchema)
+		}
+		p.Annotations += size(mt.Annotations)
+		if mt.Meta != nil {
+			p.Annotations += size(mt.Meta)
+		}
+		p.ModelFacing += size(map[string]any{"name": mt.Name, "description": mt.Description, "inputSchema": mt.InputSchema})
+	}
+	b, err := json.Marshal(&mcp.ListToolsResult{Tools: list})
+	if err != nil {
+		return p, err
+	}
+	p.Total = len(b)
+	return p, nil
+}
+
+// withoutDescriptions copies an input schema without the descriptions of
+// its properties (at any depth), leaving types, defaults and enums.
+func withoutDescriptions(schema map[string]any) map[string]any {
+	var strip func(v any) any
+	strip = func(v any) any {
+		switch x := v.(type) {
+		case map[string]any:
+			out := make(map[string]any, len(x))
+			for k, e := range x {
+				if k == "description" {
+					continue
+				}
+				out[k] = strip(e)
+			}
+			return out
+		case []any:
+			out := make([]any, len(x))
+			for i, e := range x {
+				out[i] = strip(e)
+			}
+			return out
+		}
+		return v
+	}
+	return strip(schema).(map[string]any)
 }

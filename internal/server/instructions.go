@@ -11,7 +11,7 @@ import (
 // truncate or drop longer ones.
 const instructionsBudget = 2048
 
-const instructionsBase = `tmux-mcp controls tmux: servers hold sessions ($N), sessions hold windows (@N), windows hold panes (%N). Target panes by pane_id; ids are stable, names and indexes are not. Without pane_id a tool uses window_id, else window_index in the session, else the session (session_id or session_name), else the first session; socket_name/socket_path pick the tmux server.
+const instructionsBase = `tmux-mcp controls tmux: servers hold sessions ($N), sessions hold windows (@N), windows hold panes (%N). Target panes by pane_id; ids are stable, names and indexes are not. Without pane_id a tool uses window_id, else window_index in the session, else the session (session_id or session_name), else the first session; socket_name (tmux -L) or socket_path (tmux -S, wins) picks the tmux server; without them, the configured or default one.
 Use these tools when the user says pane, window, session, split, send keys, scrollback, terminal or tmux, or gives a %N/@N/$N id. Not for browser tabs, editor splits, tiling window managers, Jupyter, or login/HTTP sessions.
 list_* tools read metadata only; search_panes and capture_* read pane content. Prefer snapshot_pane (content plus cursor and mode in one call), capture_since (only what is new) and display_message (any tmux format).
 Wait, don't poll: run_command runs a command and returns its exit status and output; wait_for_text waits for output you did not author; wait_for_channel waits for a tmux wait-for signal; send_keys_batch types a sequence.

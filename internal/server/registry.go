@@ -131,9 +131,10 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: input schema: %v", t.Name, err))
 	}
-	// Target arguments explain themselves (the instructions say how targets
-	// resolve); their descriptions would repeat in every tool's schema.
-	for _, k := range []string{"session_name", "session_id", "window_id", "window_index"} {
+	// Socket and target arguments repeat on most tools; the instructions
+	// say once how they resolve and docs/tools.md describes them
+	// (sharedArgDocs), so their schemas carry no description.
+	for _, k := range sharedArgOrder {
 		if p, ok := in["properties"].(map[string]any)[k].(map[string]any); ok {
 			delete(p, "description")
 		}

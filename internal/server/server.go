@@ -284,9 +284,13 @@ type Call struct {
 
 // SocketArgs is the socket selection every tool but list_servers and the
 // batch tools accepts. socket_path is our addition (see Additions).
+//
+// Their schemas carry no description: they repeat on about 50 tools, where
+// one cost 4.7 KB of every tools/list. The instructions and docs/tools.md
+// (sharedArgDocs) say once what they mean.
 type SocketArgs struct {
-	SocketName *string `json:"socket_name" desc:"tmux -L socket name."`
-	SocketPath *string `json:"socket_path" desc:"tmux -S socket path; wins over socket_name."`
+	SocketName *string `json:"socket_name"`
+	SocketPath *string `json:"socket_path"`
 }
 
 // Socket resolves which server a call reaches, highest first: the call's
