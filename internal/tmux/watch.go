@@ -165,6 +165,10 @@ func (w *Watcher) handle(ev control.Event) {
 	case *control.UnlinkedWindowClose:
 		w.windowGone(e.Window)
 		w.wakeStructure()
+	case *control.SubscriptionChanged:
+		if e.Name == structureSubscription {
+			w.wakeStructure()
+		}
 	case *control.Exit:
 		_ = w.stdin.Close()
 	case *control.Block:
@@ -198,6 +202,18 @@ func (w *Watcher) deliver(pane string, data []byte) {
 // structure (sessions, windows, panes appearing, closing or renamed) rather
 // than output.
 const StructurePane = ""
+
+// structureSubscription names the tmux format subscription (refresh-client
+// -B) a watcher holds while it has structure subscribers. Control-mode
+// events cover the watched session and the creation, renaming and closing
+// of windows anywhere, but say nothing when a pane appears or closes in a
+// window of another session. The format lists every session, window and
+// pane with the names and indexes resource URIs use; tmux re-evaluates it
+// about once a second, inside the server, and reports only a changed value,
+// so that gap closes within a second without us polling.
+const structureSubscription = "tmux-mcp-structure"
+
+const structureFormat = "#{S:#{session_id} #{session_name}#{W: #{window_id} #{window_index}#{P: #{pane_id}}}|}"
 
 func (w *Watcher) wakeStructure() {
 	w.mu.Lock()
@@ -265,12 +281,19 @@ func (w *Watcher) send(cmd Command, reply chan *control.Block) error {
 }
 
 func (w *Watcher) sendWith(cmd Command, reply chan *control.Block, before func()) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.sendLocked(cmd, reply, before)
+}
+
+// sendLocked is sendWith for a caller that holds w.mu, so that commands
+// sent while changing the subscriber set go out in the order of the
+// changes.
+func (w *Watcher) sendLocked(cmd Command, reply chan *control.Block, before func()) error {
 	line, err := control.Quote(cmd)
 	if err != nil {
 		return err
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	select {
 	case <-w.done:
 		return w.err
@@ -388,6 +411,11 @@ func (w *Watcher) Subscribe(pane, window string) *Subscription {
 	w.mu.Lock()
 	if w.subs[pane] == nil {
 		w.subs[pane] = map[*Subscription]struct{}{}
+		if pane == StructurePane {
+			// Best effort: without it, changes in the watched session and
+			// window-level changes elsewhere still arrive as events.
+			_ = w.sendLocked(Command{"refresh-client", "-B", structureSubscription + "::" + structureFormat}, nil, nil)
+		}
 	}
 	w.subs[pane][s] = struct{}{}
 	if w.idle != nil {
@@ -401,9 +429,15 @@ func (w *Watcher) Subscribe(pane, window string) *Subscription {
 func (w *Watcher) unsubscribe(s *Subscription) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if _, ok := w.subs[s.Pane][s]; !ok {
+		return // closed twice
+	}
 	delete(w.subs[s.Pane], s)
 	if len(w.subs[s.Pane]) == 0 {
 		delete(w.subs, s.Pane)
+		if s.Pane == StructurePane {
+			_ = w.sendLocked(Command{"refresh-client", "-B", structureSubscription}, nil, nil)
+		}
 	}
 	if len(w.subs) == 0 && w.idle == nil {
 		w.idle = time.AfterFunc(watchIdle, func() {

@@ -159,3 +159,52 @@ func TestWatcherForgedGuard(t *testing.T) {
 		}
 	}
 }
+
+// A structure subscriber hears about panes that appear or close in a
+// session the watcher is not attached to: tmux sends no event for those,
+// so the watcher's format subscription has to catch them.
+func TestWatcherStructureCoversOtherSessions(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	srv.MustRun("new-session", "-d", "-s", "other", "sh")
+	ws := &tmux.Watchers{Bin: srv.Bin, Env: tmuxtest.CleanEnv()}
+	defer ws.CloseAll()
+	w, err := ws.Get(srv.Socket, "$0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := w.Subscribe(tmux.StructurePane, "")
+	defer sub.Close()
+	// tmux reports the subscription's first value about a second in;
+	// that wake says nothing yet, so wait until it has passed.
+	select {
+	case <-sub.Notify():
+	case <-time.After(3 * time.Second):
+		t.Fatal("no first value from the format subscription")
+	}
+	drain := func() {
+		for {
+			select {
+			case <-sub.Notify():
+			case <-time.After(1500 * time.Millisecond):
+				return
+			}
+		}
+	}
+	drain()
+	for _, step := range []struct {
+		what string
+		args []string
+	}{
+		{"a pane split off, without focus, in the other session", []string{"split-window", "-d", "-t", "other:", "sh"}},
+		{"that pane killed", []string{"kill-pane", "-t", "other:0.1"}},
+	} {
+		srv.MustRun(step.args...)
+		select {
+		case <-sub.Notify():
+		case <-time.After(4 * time.Second):
+			t.Fatalf("%s: no structure wake", step.what)
+		}
+		drain()
+	}
+}

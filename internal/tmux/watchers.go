@@ -2,6 +2,7 @@ package tmux
 
 import (
 	"context"
+	"errors"
 	"sync"
 )
 
@@ -11,9 +12,14 @@ type Watchers struct {
 	Bin string   // tmux binary
 	Env []string // child environment (nil: inherit)
 
-	mu sync.Mutex
-	m  map[watchKey]*Watcher
+	mu     sync.Mutex
+	m      map[watchKey]*Watcher
+	closed bool // CloseAll ran: attach no more
 }
+
+// ErrWatchersClosed: the server is shutting down, so no new control client
+// is attached (a follower that lost its watcher must not bring one back).
+var ErrWatchersClosed = errors.New("tmux watchers closed")
 
 type watchKey struct {
 	sock    Socket
@@ -50,6 +56,9 @@ func (ws *Watchers) Get(sock Socket, session string) (*Watcher, error) {
 	defer ws.mu.Unlock()
 	if ws.m == nil {
 		ws.m = map[watchKey]*Watcher{}
+	}
+	if ws.closed {
+		return nil, ErrWatchersClosed
 	}
 	k := watchKey{sock, session}
 	if w := ws.m[k]; w != nil {
@@ -99,9 +108,10 @@ func (ws *Watchers) PIDs() map[int]bool {
 	return out
 }
 
-// CloseAll detaches every watcher.
+// CloseAll detaches every watcher; Get attaches no new one afterwards.
 func (ws *Watchers) CloseAll() {
 	ws.mu.Lock()
+	ws.closed = true
 	all := make([]*Watcher, 0, len(ws.m))
 	for _, w := range ws.m {
 		all = append(all, w)
