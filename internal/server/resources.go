@@ -233,9 +233,10 @@ type resourceState struct {
 	s  *Server
 	ms *mcp.Server
 
-	mu       sync.Mutex
-	mirrored map[string]bool
-	subs     map[string]func() // subscribed URI -> stops its watch
+	mu        sync.Mutex
+	mirrored  map[string]bool
+	subs      map[string]func() // subscribed URI -> stops its watch
+	following bool              // followList is keeping the list current
 }
 
 // complete offers live values for prompt arguments and resource-template
@@ -347,7 +348,7 @@ func (rs *resourceState) subscribe(ctx context.Context, req *mcp.SubscribeReques
 	}
 	sock := (&Call{Server: rs.s}).Socket(SocketArgs{SocketName: &ref.socketName})
 	wctx, cancel := context.WithCancel(context.Background())
-	var closeFn func()
+	closeFn := func() {} // a structure watch ends with wctx
 	if ref.kind == "content" {
 		c := &Call{Server: rs.s}
 		ps, _, err := c.openStream(ctx, sock, ref.pane)
@@ -370,23 +371,14 @@ func (rs *resourceState) subscribe(ctx context.Context, req *mcp.SubscribeReques
 			}
 		}()
 	} else {
-		sub, err := rs.structureSub(ctx, sock)
+		err := rs.followStructure(wctx, sock, func() {
+			rs.sync(wctx)
+			rs.updated(wctx, uri)
+		}, nil)
 		if err != nil {
 			cancel()
 			return err
 		}
-		closeFn = sub.Close
-		go func() {
-			for {
-				select {
-				case <-wctx.Done():
-					return
-				case <-sub.Notify():
-					rs.sync(wctx)
-					rs.updated(wctx, uri)
-				}
-			}
-		}()
 	}
 	rs.mu.Lock()
 	if old := rs.subs[uri]; old != nil {
@@ -408,9 +400,90 @@ func (rs *resourceState) updated(ctx context.Context, uri string) {
 	_ = rs.ms.ResourceUpdated(ctx, &mcp.ResourceUpdatedNotificationParams{URI: uri})
 }
 
+// followStructure calls changed after each change of the server's
+// sessions, windows or panes until ctx ends. The watcher it rides on is
+// attached to one session; when that session goes (its control client is
+// detached), following moves to another session, and stops, calling ended,
+// when none is left or the server is closing.
+func (rs *resourceState) followStructure(ctx context.Context, sock tmux.Socket, changed, ended func()) error {
+	subscribe := func() (*tmux.Subscription, error) {
+		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		return rs.structureSub(sctx, sock)
+	}
+	sub, err := subscribe()
+	if err != nil {
+		return err
+	}
+	go func() {
+		defer func() {
+			if sub != nil {
+				sub.Close()
+			}
+			if ended != nil {
+				ended()
+			}
+		}()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-sub.Notify():
+			}
+			if sub.Moved() {
+				sub.Close()
+				sub = nil
+				next, err := subscribe()
+				if errors.Is(err, tmux.ErrWatchersClosed) {
+					return // the server is closing
+				}
+				changed() // the session it watched may be what went
+				if err != nil {
+					return
+				}
+				sub = next
+				continue
+			}
+			changed()
+		}
+	}()
+	return nil
+}
+
+// followList keeps resources/list current once a client has asked for it:
+// objects that appear or vanish later are added or removed, and the SDK
+// sends notifications/resources/list_changed for them (the capability we
+// advertise). It holds one structure subscription for the life of the MCP
+// server, or until the tmux server has no session left; the next
+// resources/list starts it again.
+func (rs *resourceState) followList() {
+	rs.mu.Lock()
+	if rs.following {
+		rs.mu.Unlock()
+		return
+	}
+	rs.following = true
+	rs.mu.Unlock()
+	stopped := func() {
+		rs.mu.Lock()
+		rs.following = false
+		rs.mu.Unlock()
+	}
+	sock := (&Call{Server: rs.s}).Socket(SocketArgs{})
+	err := rs.followStructure(context.Background(), sock, func() {
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		rs.sync(sctx)
+		cancel()
+	}, stopped)
+	if err != nil {
+		stopped()
+	}
+}
+
 // structureSub subscribes to structure events through a watcher on the
-// server's first session (tmux sends session and window events to every
-// control client; pane-level changes only for the attached session).
+// server's first session: tmux sends session and window events to every
+// control client, and the watcher's format subscription covers panes in
+// the other sessions (see tmux.Watcher).
 func (rs *resourceState) structureSub(ctx context.Context, sock tmux.Socket) (*tmux.Subscription, error) {
 	rows, err := rs.s.tmux.Rows(ctx, sock, tmux.Command{"list-sessions"}, []string{"session_id"})
 	if err != nil || len(rows) == 0 {
@@ -454,6 +527,7 @@ func (rs *resourceState) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 			rs.sync(sctx)
 			cancel()
+			go rs.followList()
 		}
 		return next(ctx, method, req)
 	}

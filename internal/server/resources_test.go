@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -223,5 +224,59 @@ func TestCompletion(t *testing.T) {
 	b, _ := json.Marshal(complete(prompt, "pane_id", "%9", nil))
 	if string(b) != "[]" {
 		t.Errorf("no match: %s", b)
+	}
+}
+
+// A client that listed resources hears list_changed without subscribing
+// to anything, also for a pane split off (without focus) in a session the
+// follower is not attached to, and after the session it was attached to
+// is killed.
+func TestResourceListFollowsWithoutSubscribing(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.tmux.MustRun("new-session", "-d", "-s", "other", "sh")
+	cs, seen := notifyClient(t, e)
+	ctx := context.Background()
+	listed := func(uri string) bool {
+		for r, err := range cs.Resources(ctx, nil) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.URI == uri {
+				return true
+			}
+		}
+		return false
+	}
+	if !listed("tmux://sessions/other") {
+		t.Fatal("resources/list lacks the other session")
+	}
+	tmuxWait(t, func() bool { return e.srv.watch.Subscriptions() > 0 })
+	for _, step := range []string{"split in the other session", "split after the followed session was killed"} {
+		if step == "split after the followed session was killed" {
+			e.tmux.MustRun("kill-session", "-t", "main")
+			tmuxWait(t, func() bool { return !listed("tmux://sessions/main") })
+			// The follower moved to "other": its new watcher is live.
+			tmuxWait(t, func() bool { return e.srv.watch.Count() == 1 && e.srv.watch.Subscriptions() > 0 })
+		}
+		// resources/list itself may announce a change (it syncs first);
+		// let those notifications land before counting.
+		before := -1
+		for {
+			_, n := seen()
+			if n == before {
+				break
+			}
+			before = n
+			time.Sleep(300 * time.Millisecond)
+		}
+		pane := strings.TrimSpace(e.tmux.MustRun("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", "other:", "sh"))
+		uri := "tmux://panes/" + url.PathEscape(pane)
+		start := time.Now()
+		tmuxWait(t, func() bool { _, n := seen(); return n > before })
+		t.Logf("%s: list_changed %v after %s appeared", step, time.Since(start).Round(time.Millisecond), pane)
+		if !listed(uri) {
+			t.Errorf("%s: %s not listed", step, uri)
+		}
 	}
 }
