@@ -406,11 +406,12 @@ func (g *runRegistry) expireLater(rec *runRecord) {
 	if already {
 		return
 	}
+	keep, abandon := runKeep, runAbandon // read here: tests change them
 	go func() {
 		select {
 		case <-rec.done:
-			time.Sleep(runKeep)
-		case <-time.After(runAbandon):
+			time.Sleep(keep)
+		case <-time.After(abandon):
 			rec.stop()
 		}
 		g.mu.Lock()
