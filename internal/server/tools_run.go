@@ -54,7 +54,7 @@ func runTools() []*Tool {
 			Description: "Run a shell command in a pane's interactive shell, wait for it to finish, and return its exit status and its whole output " +
 				"(every line it printed, not just the screen). Runs in a subshell: cd and export do not persist. " +
 				"On timeout the command keeps running and run_id resumes the wait (wait_for_run); never re-run it to check on it. " +
-				"Refused unless the pane sits at a shell prompt (sh, bash, zsh, dash, ksh, fish...). For TUIs use send_keys with wait_for_text.",
+				"Refused unless the pane sits at a shell prompt (sh, bash, zsh, dash, ksh, fish...); text left on the prompt line is cleared first. For TUIs use send_keys with wait_for_text.",
 		}, func(ctx context.Context, c *Call, a runCommandArgs) (RunCommandResult, error) {
 			return c.runCommand(ctx, a)
 		}),
@@ -186,6 +186,7 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	// the stream holds exactly what follows the keystrokes.
 	rec.started = time.Now()
 	ps, _, err := c.openStreamAt(ctx, sock, tmux.PaneWhere{Pane: pane, Window: st["window_id"], Session: st["session_id"], Server: st["pid"] + "/" + st["start_time"]},
+		clearPromptLine(pane),
 		tmux.Command{"send-keys", "-t", pane, "-l", "--", wrapper},
 		tmux.Command{"send-keys", "-t", pane, "Enter"})
 	if err != nil {
@@ -198,6 +199,18 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	reg.mu.Unlock()
 	go c.Server.pumpRun(rec)
 	return c.collect(ctx, rec, eff, a.MaxLines)
+}
+
+// clearPromptLine empties the shell's input line before run_command types:
+// text left there (send_keys with enter=false, a person typing) would
+// otherwise run glued to the wrapper, e.g. a pending "rm -rf dir" would get
+// our printf as extra arguments. C-e moves to the end of the line and C-u
+// deletes back to its start: in readline (bash), zle (zsh), fish and ksh,
+// and in a shell without a line editor (dash) the tty's kill character
+// erases the line, ^E included. bash and fish keep the text on their kill
+// ring, so a person can get it back with C-y.
+func clearPromptLine(pane string) tmux.Command {
+	return tmux.Command{"send-keys", "-t", pane, "C-e", "C-u"}
 }
 
 // runWrapper builds what is typed: markers around the command, which runs

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -200,5 +201,60 @@ func TestRunAbandoned(t *testing.T) {
 	msg, _ := e.fail("wait_for_run", map[string]any{"run_id": *r.RunID})
 	if !strings.Contains(msg, "unknown run_id") {
 		t.Errorf("%q", msg)
+	}
+}
+
+// Text left on the prompt line (send_keys with enter=false, or a person
+// typing) must not run glued to the command: run_command clears the line
+// first, wherever the cursor is. Each shell here has its own line editor:
+// none (the tty's kill character) for dash, readline for bash, fish's own.
+func TestRunCommandClearsPendingInput(t *testing.T) {
+	t.Parallel()
+	fish, _ := exec.LookPath("fish")
+	shells := []struct {
+		name  string
+		argv  []string
+		ready string // pane_current_command once it runs
+		left  bool   // has a line editor, so the cursor can move left
+	}{
+		{"dash", []string{"env", "PS1=$ ", "dash"}, "dash", false},
+		{"bash", []string{"env", "PS1=$ ", "bash", "--norc", "--noprofile"}, "bash", true},
+		{"fish", []string{"env", "HOME=" + t.TempDir(), "fish_greeting=", fish, "--no-config"}, "fish", true},
+	}
+	for _, sh := range shells {
+		t.Run(sh.name, func(t *testing.T) {
+			if sh.name == "fish" && fish == "" {
+				t.Skip("fish is not installed (CI installs it)")
+			}
+			t.Parallel()
+			e := newEnv(t)
+			dir := t.TempDir()
+			// The shell starts in dir, so whatever it creates lands there.
+			e.tmux.MustRun(append([]string{"respawn-pane", "-k", "-t", "%0", "-c", dir}, sh.argv...)...)
+			tmuxtest.WaitFor(t, 10*time.Second, func() bool {
+				out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{pane_current_command}")
+				return out == sh.ready
+			})
+			marker := dir + "/pending-ran"
+			e.tmux.MustRun("send-keys", "-t", "%0", "-l", "touch "+marker)
+			if sh.left {
+				e.tmux.MustRun("send-keys", "-t", "%0", "Left", "Left", "Left")
+			}
+			tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+				out, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
+				return strings.Contains(out, "pending-ran")
+			})
+			var r RunCommandResult
+			e.ok("run_command", map[string]any{"pane_id": "%0", "command": "printf 'clean-%s\\n' 42", "timeout": 15, "suppress_history": false}, &r)
+			if r.ExitStatus == nil || *r.ExitStatus != 0 || strings.Join(r.Output, "|") != "clean-42" {
+				t.Errorf("%+v", r)
+			}
+			// Glued to the wrapper, touch would make pending-ranprintf or
+			// the like: any file at all in dir means the pending text ran.
+			if ents, _ := os.ReadDir(dir); len(ents) > 0 {
+				t.Errorf("the pending input ran: %s exists", ents[0].Name())
+			}
+
+		})
 	}
 }
