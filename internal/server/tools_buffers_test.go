@@ -367,4 +367,8 @@ func TestShowBufferOverResultCap(t *testing.T) {
 	if !got.ContentTruncated || !strings.HasPrefix(got.Content, "[... truncated ") || !strings.HasSuffix(got.Content, "THE END\n") {
 		t.Errorf("truncated=%v len=%d head=%q", got.ContentTruncated, len(got.Content), got.Content[:40])
 	}
+	// e.ok has validated the structured result against show_buffer's
+	// outputSchema (validateOutput), as it does for every call.
+	t.Logf("a %d-byte buffer came back as %d bytes, content_truncated=%v, starting %q and ending %q",
+		len(big), len(got.Content), got.ContentTruncated, got.Content[:strings.Index(got.Content, "]")+1], got.Content[len(got.Content)-8:])
 }
