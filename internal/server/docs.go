@@ -306,7 +306,7 @@ func (s *Server) ToolListBreakdown() (ToolListParts, error) {
 		p.Descriptions += size(mt.Description)
 		in := size(mt.InputSchema)
 		p.InputSchemas += in
-		p.ParamDescs += in - size(withoutDescriptions(t.input))
+		p.ParamDescs += in - size(withoutKeywords(t.input, "description"))
 		if mt.OutputSchema != nil {
 			p.OutputSchema += size(mt.OutputSchema)
 		}
@@ -322,31 +322,4 @@ func (s *Server) ToolListBreakdown() (ToolListParts, error) {
 	}
 	p.Total = len(b)
 	return p, nil
-}
-
-// withoutDescriptions copies an input schema without the descriptions of
-// its properties (at any depth), leaving types, defaults and enums.
-func withoutDescriptions(schema map[string]any) map[string]any {
-	var strip func(v any) any
-	strip = func(v any) any {
-		switch x := v.(type) {
-		case map[string]any:
-			out := make(map[string]any, len(x))
-			for k, e := range x {
-				if k == "description" {
-					continue
-				}
-				out[k] = strip(e)
-			}
-			return out
-		case []any:
-			out := make([]any, len(x))
-			for i, e := range x {
-				out[i] = strip(e)
-			}
-			return out
-		}
-		return v
-	}
-	return strip(schema).(map[string]any)
 }

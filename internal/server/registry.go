@@ -165,7 +165,7 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 	// Result fields are documented in docs/tools.md and the tool description;
 	// their schema carries types only (no descriptions, no defaults, which
 	// mean nothing for a result), which keeps tools/list small.
-	stripDescriptions(t.output)
+	t.output = withoutKeywords(t.output, "description", "default")
 	t.call = func(ctx context.Context, c *Call, args map[string]any) (*mcp.CallToolResult, error) {
 		var arg In
 		buf, _ := json.Marshal(args)
@@ -280,30 +280,4 @@ func text(res *mcp.CallToolResult) string {
 		}
 	}
 	return b.String()
-}
-
-// stripDescriptions removes "description" from every nested property of a
-// schema (not from the schema itself).
-func stripDescriptions(s map[string]any) {
-	if s == nil {
-		return
-	}
-	var walk func(v any)
-	walk = func(v any) {
-		switch x := v.(type) {
-		case map[string]any:
-			delete(x, "description")
-			delete(x, "default")
-			for _, c := range x {
-				walk(c)
-			}
-		case []any:
-			for _, c := range x {
-				walk(c)
-			}
-		}
-	}
-	if props, ok := s["properties"]; ok {
-		walk(props)
-	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -224,4 +225,45 @@ func (a StringMapArg) Map(argName string) (map[string]string, error) {
 		return nil, expectedf("%s must be a JSON object mapping strings to strings", argName)
 	}
 	return m, nil
+}
+
+// withoutKeywords copies a JSON schema without the given keywords in it or
+// in any subschema. The names under "properties" are property names, not
+// keywords, so a property called "description" keeps its place.
+func withoutKeywords(schema map[string]any, drop ...string) map[string]any {
+	if schema == nil {
+		return nil
+	}
+	out := make(map[string]any, len(schema))
+	for k, v := range schema {
+		if slices.Contains(drop, k) {
+			continue
+		}
+		switch x := v.(type) {
+		case map[string]any:
+			if k == "properties" {
+				props := make(map[string]any, len(x))
+				for name, p := range x {
+					sub, _ := p.(map[string]any)
+					props[name] = withoutKeywords(sub, drop...)
+				}
+				out[k] = props
+			} else {
+				out[k] = withoutKeywords(x, drop...)
+			}
+		case []any: // anyOf and the like; enum and required hold no maps
+			list := make([]any, len(x))
+			for i, e := range x {
+				if m, ok := e.(map[string]any); ok {
+					list[i] = withoutKeywords(m, drop...)
+				} else {
+					list[i] = e
+				}
+			}
+			out[k] = list
+		default:
+			out[k] = v
+		}
+	}
+	return out
 }
