@@ -304,26 +304,16 @@ type loadBufferArgs struct {
 }
 
 type pasteBufferArgs struct {
-	BufferName  string  `json:"buffer_name" desc:"Full name returned by load_buffer."`
-	PaneID      *string `json:"pane_id" desc:"Pane ID (e.g. '%1'). The preferred target."`
-	Bracket     bool    `json:"bracket" default:"true" desc:"Use bracketed paste, so a shell takes the text as typed, not run line by line."`
-	SessionName *string `json:"session_name" desc:"Session name, used when pane_id is not given."`
-	SessionID   *string `json:"session_id" desc:"Session ID (e.g. '$1'), used when pane_id is not given."`
-	WindowID    *string `json:"window_id" desc:"Window ID (e.g. '@1'), used when pane_id is not given."`
+	BufferName string `json:"buffer_name" desc:"Full name returned by load_buffer."`
+	Bracket    bool   `json:"bracket" default:"true" desc:"Use bracketed paste, so a shell takes the text as typed, not run line by line."`
+	PaneTarget
 	SocketArgs
 }
 
-func (a pasteBufferArgs) target() PaneTarget {
-	return PaneTarget{PaneID: a.PaneID, SessionName: a.SessionName, SessionID: a.SessionID, WindowID: a.WindowID}
-}
-
 type pasteTextArgs struct {
-	Text        string  `json:"text" desc:"Text to paste; may be multi-line. Never logged."`
-	PaneID      *string `json:"pane_id" desc:"Pane ID (e.g. '%1'). The preferred target."`
-	Bracket     bool    `json:"bracket" default:"true" desc:"Use bracketed paste, so a shell takes the text as typed, not run line by line."`
-	SessionName *string `json:"session_name" desc:"Session name, used when pane_id is not given."`
-	SessionID   *string `json:"session_id" desc:"Session ID (e.g. '$1'), used when pane_id is not given."`
-	WindowID    *string `json:"window_id" desc:"Window ID (e.g. '@1'), used when pane_id is not given."`
+	Text    string `json:"text" desc:"Text to paste; may be multi-line. Never logged."`
+	Bracket bool   `json:"bracket" default:"true" desc:"Use bracketed paste, so a shell takes the text as typed, not run line by line."`
+	PaneTarget
 	SocketArgs
 }
 
@@ -395,7 +385,7 @@ func pasteBuffer(ctx context.Context, c *Call, a pasteBufferArgs) (Text, error) 
 		return "", err
 	}
 	sock := c.Socket(a.SocketArgs)
-	cmds, pane, err := c.pasteTarget(ctx, sock, a.target())
+	cmds, pane, err := c.pasteTarget(ctx, sock, a.PaneTarget)
 	if err != nil {
 		return "", err
 	}
@@ -415,7 +405,7 @@ func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
 	}
 	st := c.buffers()
 	sock := c.Socket(a.SocketArgs)
-	cmds, pane, err := c.pasteTarget(ctx, sock, PaneTarget{PaneID: a.PaneID, SessionName: a.SessionName, SessionID: a.SessionID, WindowID: a.WindowID})
+	cmds, pane, err := c.pasteTarget(ctx, sock, a.PaneTarget)
 	if err != nil {
 		return "", err
 	}
