@@ -156,3 +156,23 @@ func startDirectory(p *string) (string, error) {
 	}
 	return abs, nil
 }
+
+// rowFor picks the row of one pane from a list-panes answer (list-panes -t
+// a pane lists its whole window).
+func rowFor(out []byte, fields []string, pane string) (tmux.Row, error) {
+	rows, err := tmux.ParseRows(out, fields)
+	if err != nil {
+		return nil, err
+	}
+	return paneRow(rows, pane)
+}
+
+// paneRow is rowFor for rows already parsed.
+func paneRow(rows []tmux.Row, pane string) (tmux.Row, error) {
+	for _, r := range rows {
+		if r["pane_id"] == pane {
+			return r, nil
+		}
+	}
+	return nil, &tmux.NotFoundError{What: "pane", Detail: pane}
+}

@@ -157,18 +157,9 @@ func (c *Call) captureSince(ctx context.Context, a captureSinceArgs) (CaptureSin
 	if err != nil {
 		return CaptureSinceResult{}, notFoundAs(err, "pane", paneID)
 	}
-	rows, err := tmux.ParseRows(outs[0], sinceFields)
+	st, err := rowFor(outs[0], sinceFields, paneID)
 	if err != nil {
 		return CaptureSinceResult{}, err
-	}
-	var st tmux.Row
-	for _, r := range rows {
-		if r["pane_id"] == paneID {
-			st = r
-		}
-	}
-	if st == nil {
-		return CaptureSinceResult{}, &tmux.NotFoundError{What: "pane", Detail: paneID}
 	}
 	if st["pane_dead"] == "1" {
 		return CaptureSinceResult{}, expectedf("pane %s is dead (its program exited); respawn_pane restarts it", paneID)

@@ -159,14 +159,9 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	if err != nil {
 		return RunCommandResult{}, notFoundAs(err, "pane", pane)
 	}
-	var st tmux.Row
-	for _, r := range rows {
-		if r["pane_id"] == pane {
-			st = r
-		}
-	}
-	if st == nil {
-		return RunCommandResult{}, &tmux.NotFoundError{What: "pane", Detail: pane}
+	st, err := paneRow(rows, pane)
+	if err != nil {
+		return RunCommandResult{}, err
 	}
 	shell := strings.TrimPrefix(filepath.Base(st["pane_current_command"]), "-")
 	switch {

@@ -405,17 +405,3 @@ func (w *textWait) renderedCheck(ctx context.Context) ([]string, error) {
 	w.tail = trimBlankTail(rows[idx:])
 	return rows[idx:], nil
 }
-
-// rowFor picks the row of one pane from a list-panes answer.
-func rowFor(out []byte, fields []string, pane string) (tmux.Row, error) {
-	rows, err := tmux.ParseRows(out, fields)
-	if err != nil {
-		return nil, err
-	}
-	for _, r := range rows {
-		if r["pane_id"] == pane {
-			return r, nil
-		}
-	}
-	return nil, &tmux.NotFoundError{What: "pane", Detail: pane}
-}
