@@ -432,8 +432,8 @@ func showBuffer(ctx context.Context, c *Call, a showBufferArgs) (BufferContent, 
 	if err := st.ownName(a.BufferName); err != nil {
 		return BufferContent{}, err
 	}
-	if a.MaxLines != nil && *a.MaxLines <= 0 {
-		return BufferContent{}, expectedf("max_lines must be a positive integer, or null for no limit")
+	if err := positive("max_lines", a.MaxLines); err != nil {
+		return BufferContent{}, err
 	}
 	outs, err := st.run(ctx, c, c.Socket(a.SocketArgs), tmux.Command{"show-buffer", "-b", a.BufferName})
 	if err != nil {

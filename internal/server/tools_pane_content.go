@@ -230,8 +230,8 @@ func (c *Call) searchPanes(ctx context.Context, a searchPanesArgs) (SearchPanesR
 	if a.MaxMatchedLinesPerPane <= 0 {
 		return SearchPanesResult{}, expectedf("max_matched_lines_per_pane must be a positive integer")
 	}
-	if a.Limit != nil && *a.Limit <= 0 {
-		return SearchPanesResult{}, expectedf("limit must be a positive integer (or null for no limit)")
+	if err := positive("limit", a.Limit); err != nil {
+		return SearchPanesResult{}, err
 	}
 	if a.Offset < 0 {
 		return SearchPanesResult{}, expectedf("offset must not be negative")

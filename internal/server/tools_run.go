@@ -143,8 +143,8 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	if a.SuppressHistory && strings.ContainsAny(a.Command, "\r\n") {
 		return RunCommandResult{}, expectedf("suppress_history needs a single-line command; pass suppress_history=false to run a multi-line command (the shell may then record it)")
 	}
-	if a.MaxLines != nil && *a.MaxLines <= 0 {
-		return RunCommandResult{}, expectedf("max_lines must be a positive integer (or null for all lines)")
+	if err := positive("max_lines", a.MaxLines); err != nil {
+		return RunCommandResult{}, err
 	}
 	eff, err := c.effectiveTimeout(a.Timeout)
 	if err != nil {
@@ -431,8 +431,8 @@ func (g *runRegistry) expireLater(rec *runRecord) {
 }
 
 func (c *Call) waitForRun(ctx context.Context, a waitForRunArgs) (RunCommandResult, error) {
-	if a.MaxLines != nil && *a.MaxLines <= 0 {
-		return RunCommandResult{}, expectedf("max_lines must be a positive integer (or null for all lines)")
+	if err := positive("max_lines", a.MaxLines); err != nil {
+		return RunCommandResult{}, err
 	}
 	eff, err := c.effectiveTimeout(a.Timeout)
 	if err != nil {
