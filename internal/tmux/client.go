@@ -33,15 +33,6 @@ func (c *Client) Rows(ctx context.Context, sock Socket, cmd Command, fields []st
 	return ParseRows(outs[0], fields)
 }
 
-// Version returns the server's tmux version ("3.3a").
-func (c *Client) Version(ctx context.Context, sock Socket) (string, error) {
-	outs, err := c.Runner.Run(ctx, sock, Command{"display-message", "-p", "#{version}"})
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(outs[0])), nil
-}
-
 // SessionTarget returns the tmux target for a session given by id or exact
 // name. Names get tmux's "=" exact-match prefix and a trailing ":" so that
 // they are never read as a window or pane part. tmux itself replaces ":" and

@@ -4,8 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -80,12 +78,7 @@ type ctlSocket struct {
 	failUntil time.Time     // guarded by sem: skip connecting until then
 }
 
-func (r *ControlRunner) bin() string {
-	if r.Bin == "" {
-		return "tmux"
-	}
-	return r.Bin
-}
+func (r *ControlRunner) bin() string { return binOrDefault(r.Bin) }
 
 func (r *ControlRunner) execRunner() *ExecRunner {
 	r.once.Do(func() {
@@ -575,7 +568,7 @@ func (c *ctlCall) feed(b *control.Block, overflow bool) (bool, string) {
 				// exec's message has no "parse error: " in front.
 				msg = strings.TrimPrefix(msg, "parse error: ")
 			}
-			c.err = &CommandError{Command: c.cmds[c.i], Stderr: msg, ExitCode: 1, Kind: classify(msg)}
+			c.err = newCommandError(c.cmds[c.i], msg, 1)
 			c.phase = phaseEnd
 			return false, ""
 		}
@@ -623,9 +616,7 @@ func (c *ctlCall) result() ctlResult {
 
 // run sends one call and waits for its reply.
 func (c *ctlConn) run(ctx context.Context, cmds []Command) ([][]byte, error) {
-	var nb [12]byte
-	_, _ = rand.Read(nb[:])
-	call := &ctlCall{cmds: cmds, nonce: "tmux-mcp-" + hex.EncodeToString(nb[:]), done: make(chan ctlResult, 1)}
+	call := &ctlCall{cmds: cmds, nonce: newNonce(12), done: make(chan ctlResult, 1)}
 	argvs := make([][]string, 0, 2*len(cmds))
 	for i, cmd := range cmds {
 		argvs = append(argvs, cmd)

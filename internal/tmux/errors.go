@@ -3,6 +3,8 @@ package tmux
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os/exec"
 	"strings"
 )
 
@@ -19,9 +21,23 @@ var (
 	ErrAmbiguous = errors.New("ambiguous target")
 	// ErrTimeout: the call's deadline passed before tmux answered.
 	ErrTimeout = errors.New("tmux call timed out")
-	// ErrUnsupported: the tmux version is too old for this server.
-	ErrUnsupported = errors.New("unsupported tmux version")
 )
+
+// newCommandError builds the error of a command tmux ran and refused,
+// classifying its message; every runner reports failures through it.
+func newCommandError(cmd Command, stderr string, exitCode int) *CommandError {
+	msg := strings.TrimSpace(stderr)
+	return &CommandError{Command: cmd, Stderr: msg, ExitCode: exitCode, Kind: classify(msg)}
+}
+
+// startError says why the tmux binary could not be started: a missing or
+// unusable binary is ErrTmuxMissing.
+func startError(bin string, err error) error {
+	if errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrPermission) {
+		return fmt.Errorf("%w: %s", ErrTmuxMissing, bin)
+	}
+	return fmt.Errorf("tmux: %w", err)
+}
 
 // CommandError is a tmux command that ran and failed. Kind is one of the
 // sentinels above, or nil for an ordinary tmux error; errors.Is matches it.

@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os/exec"
 	"strings"
 	"time"
@@ -80,11 +79,23 @@ type ExecRunner struct {
 	OnSpawn func(argv []string)
 }
 
-func (r *ExecRunner) bin() string {
-	if r.Bin == "" {
+func (r *ExecRunner) bin() string { return binOrDefault(r.Bin) }
+
+// binOrDefault is the tmux binary to run: the configured one, else "tmux"
+// from PATH.
+func binOrDefault(bin string) string {
+	if bin == "" {
 		return "tmux"
 	}
-	return r.Bin
+	return bin
+}
+
+// newNonce is a random marker, unguessable by programs in panes, that
+// runners use to frame replies; n random bytes, hex-encoded.
+func newNonce(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return "tmux-mcp-" + hex.EncodeToString(b)
 }
 
 // EscapeArg protects an argv element from tmux's command-sequence parsing:
@@ -168,9 +179,7 @@ func (r *ExecRunner) runChain(ctx context.Context, sock Socket, cmds ...Command)
 	argv := append([]string{"-u"}, sock.Args()...)
 	var marker string
 	if len(cmds) > 1 {
-		var nonce [8]byte
-		_, _ = rand.Read(nonce[:])
-		marker = "\x1etmux-mcp-" + hex.EncodeToString(nonce[:]) + "-"
+		marker = "\x1e" + newNonce(8) + "-"
 	}
 	for i, c := range cmds {
 		if i > 0 {
@@ -201,33 +210,21 @@ func (r *ExecRunner) runChain(ctx context.Context, sock Socket, cmds ...Command)
 		return outs, nil
 	}
 	if ctx.Err() != nil {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return nil, fmt.Errorf("%w (%s)", ErrTimeout, cmds[0][0])
-		}
-		return nil, ctx.Err()
+		return nil, ctxError(ctx, cmds)
 	}
 	if stdout.overflow {
 		return nil, fmt.Errorf("tmux: reply larger than %d bytes", maxOutput)
 	}
 	var exitErr *exec.ExitError
 	if !errors.As(runErr, &exitErr) {
-		if errors.Is(runErr, exec.ErrNotFound) || errors.Is(runErr, fs.ErrNotExist) || errors.Is(runErr, fs.ErrPermission) {
-			return nil, fmt.Errorf("%w: %s", ErrTmuxMissing, r.bin())
-		}
-		return nil, fmt.Errorf("tmux: %w", runErr)
+		return nil, startError(r.bin(), runErr)
 	}
 	// The failing command is the first one whose output is missing.
 	failed := len(outs) - 1
 	if failed < 0 {
 		failed = 0
 	}
-	msg := strings.TrimSpace(stderr.String())
-	return outs[:failed], &CommandError{
-		Command:  cmds[failed],
-		Stderr:   msg,
-		ExitCode: exitErr.ExitCode(),
-		Kind:     classify(msg),
-	}
+	return outs[:failed], newCommandError(cmds[failed], stderr.String(), exitErr.ExitCode())
 }
 
 // splitMarked cuts chained output at the marker lines. It returns one slice

@@ -4,13 +4,10 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"os/exec"
-	"strings"
 	"sync"
 	"time"
 
@@ -80,10 +77,7 @@ func startWatcher(bin string, env []string, sock Socket, session string) (*Watch
 		return nil, err
 	}
 	if err := cmd.Start(); err != nil {
-		if errors.Is(err, exec.ErrNotFound) {
-			return nil, fmt.Errorf("%w: %s", ErrTmuxMissing, bin)
-		}
-		return nil, err
+		return nil, startError(bin, err)
 	}
 	w := &Watcher{sock: sock, session: session, cmd: cmd, stdin: stdin,
 		subs: map[string]map[*Subscription]struct{}{}, done: make(chan struct{}), ready: make(chan struct{})}
@@ -344,9 +338,7 @@ var ErrOutOfStep = errors.New("tmux control replies out of step")
 // any line) is detected instead of shifting replies. before runs on the
 // reader goroutine when the nonce reply arrives.
 func (w *Watcher) command(ctx context.Context, before func(), cmds ...Command) ([][]byte, error) {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	nonce := "tmux-mcp-nonce-" + hex.EncodeToString(b[:])
+	nonce := newNonce(8)
 	// before belongs to the last real command, so the stream starts right
 	// after it, not after the nonce.
 	outs, err := w.rawCommand(ctx, before, max(len(cmds)-1, 0), append(append([]Command{}, cmds...), Command{"display-message", "-p", nonce})...)
@@ -380,8 +372,7 @@ func (w *Watcher) rawCommand(ctx context.Context, before func(), beforeAt int, c
 				return outs, w.Err()
 			}
 			if b.Error {
-				msg := strings.TrimSpace(string(b.Output()))
-				return outs, &CommandError{Command: cmds[i], Stderr: msg, ExitCode: 1, Kind: classify(msg)}
+				return outs, newCommandError(cmds[i], string(b.Output()), 1)
 			}
 			outs = append(outs, b.Output())
 		case <-ctx.Done():

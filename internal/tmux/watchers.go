@@ -68,11 +68,7 @@ func (ws *Watchers) Get(sock Socket, session string) (*Watcher, error) {
 			return w, nil
 		}
 	}
-	bin := ws.Bin
-	if bin == "" {
-		bin = "tmux"
-	}
-	w, err := startWatcher(bin, ws.Env, sock, session)
+	w, err := startWatcher(binOrDefault(ws.Bin), ws.Env, sock, session)
 	if err != nil {
 		return nil, err
 	}
