@@ -90,18 +90,15 @@ type runRecord struct {
 	id      string
 	pane    string
 	sock    tmux.Socket
-	server  string // tmux server pid and start time
 	started time.Time
 	ps      *paneStream
 
 	mu       sync.Mutex
 	lines    []string
 	dropped  int
-	began    bool
 	exit     *int
 	err      error
 	done     chan struct{}
-	finished time.Time
 	waiting  bool // a call is collecting it right now
 	expiring bool // the expiry goroutine runs
 }
@@ -151,18 +148,12 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 		return RunCommandResult{}, err
 	}
 	sock := c.Socket(a.SocketArgs)
-	pane, err := c.targetPaneID(ctx, sock, a.PaneTarget)
+	// The target, where it lives and its state, in one round trip.
+	st, err := c.resolvePane(ctx, sock, a.PaneTarget, runStateFields)
 	if err != nil {
 		return RunCommandResult{}, err
 	}
-	rows, err := c.tmux.Rows(ctx, sock, tmux.Command{"list-panes", "-t", pane}, runStateFields)
-	if err != nil {
-		return RunCommandResult{}, notFoundAs(err, "pane", pane)
-	}
-	st, err := paneRow(rows, pane)
-	if err != nil {
-		return RunCommandResult{}, err
-	}
+	pane := st["pane_id"]
 	shell := strings.TrimPrefix(filepath.Base(st["pane_current_command"]), "-")
 	switch {
 	case st["pane_dead"] == "1":
@@ -176,11 +167,11 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	}
 	id := newRunID()
 	wrapper := runWrapper(shell, a.Command, id, a.SuppressHistory)
-	rec := &runRecord{id: id, pane: pane, sock: sock, server: st["pid"] + "/" + st["start_time"], done: make(chan struct{})}
+	rec := &runRecord{id: id, pane: pane, sock: sock, done: make(chan struct{})}
 	// Subscribe and type in one ordered step on the watcher connection, so
 	// the stream holds exactly what follows the keystrokes.
 	rec.started = time.Now()
-	ps, _, err := c.openStreamAt(ctx, sock, tmux.PaneWhere{Pane: pane, Window: st["window_id"], Session: st["session_id"], Server: st["pid"] + "/" + st["start_time"]},
+	ps, _, err := c.openStreamAt(ctx, sock, tmux.WhereOf(st),
 		clearPromptLine(pane),
 		tmux.Command{"send-keys", "-t", pane, "-l", "--", wrapper},
 		tmux.Command{"send-keys", "-t", pane, "Enter"})
@@ -230,6 +221,7 @@ func runWrapper(shell, command, id string, suppress bool) string {
 // the end marker arrives or the pane goes away.
 func (s *Server) pumpRun(rec *runRecord) {
 	var dec termtext.Decoder
+	began := false // only this goroutine reads and writes it
 	prefix := markerOSC + ";"
 	dec.OnOSC = func(p string) {
 		rest, ok := strings.CutPrefix(p, prefix)
@@ -240,8 +232,8 @@ func (s *Server) pumpRun(rec *runRecord) {
 		case rest == "S;"+rec.id:
 			dec.TakeLines()
 			dec.ResetLine()
+			began = true
 			rec.mu.Lock()
-			rec.began = true
 			rec.lines, rec.dropped = nil, 0
 			rec.mu.Unlock()
 		case strings.HasPrefix(rest, "E;"+rec.id+";"):
@@ -283,9 +275,6 @@ func (s *Server) pumpRun(rec *runRecord) {
 			continue
 		}
 		lines := dec.Write(data)
-		rec.mu.Lock()
-		began := rec.began
-		rec.mu.Unlock()
 		if began {
 			rec.add(lines)
 		}
@@ -314,7 +303,6 @@ func (r *runRecord) finish(exit *int, err error) {
 	default:
 	}
 	r.exit, r.err = exit, err
-	r.finished = time.Now()
 	close(r.done)
 }
 

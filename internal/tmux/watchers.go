@@ -34,17 +34,24 @@ type PaneWhere struct {
 	Server                string // server pid and start time
 }
 
-var whereFields = []string{"pane_id", "window_id", "session_id", "pid", "start_time"}
+// WhereFields are the format fields WhereOf reads, for a caller that adds
+// them to a query it makes anyway.
+var WhereFields = []string{"pane_id", "window_id", "session_id", "pid", "start_time"}
+
+// WhereOf reads a PaneWhere from a row that has WhereFields.
+func WhereOf(r Row) PaneWhere {
+	return PaneWhere{Pane: r["pane_id"], Window: r["window_id"], Session: r["session_id"], Server: r["pid"] + "/" + r["start_time"]}
+}
 
 // Locate finds a pane's window and (first) session.
 func (c *Client) Locate(ctx context.Context, sock Socket, pane PaneID) (PaneWhere, error) {
-	rows, err := c.Rows(ctx, sock, Command{"list-panes", "-t", string(pane)}, whereFields)
+	rows, err := c.Rows(ctx, sock, Command{"list-panes", "-t", string(pane)}, WhereFields)
 	if err != nil {
 		return PaneWhere{}, err
 	}
 	for _, r := range rows {
 		if r["pane_id"] == string(pane) {
-			return PaneWhere{Pane: r["pane_id"], Window: r["window_id"], Session: r["session_id"], Server: r["pid"] + "/" + r["start_time"]}, nil
+			return WhereOf(r), nil
 		}
 	}
 	return PaneWhere{}, &NotFoundError{What: "pane", Detail: string(pane)}
