@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
@@ -124,7 +125,7 @@ func capTail(lines []string) []string {
 	return lines
 }
 
-var waitStateFields = []string{"history_size", "cursor_y", "pane_height", "pane_width", "pane_pid", "pane_dead", "alternate_on"}
+var waitStateFields = []string{"history_size", "cursor_y", "pane_width", "pane_pid", "pane_dead", "alternate_on"}
 
 var (
 	altOn  = [][]byte{[]byte("\x1b[?1049h"), []byte("\x1b[?1047h"), []byte("\x1b[?47h")}
@@ -149,9 +150,7 @@ func altSwitch(data []byte) (on, found bool) {
 
 // textWait is the state of one wait_for_text call.
 type textWait struct {
-	c        *Call
 	ps       *paneStream
-	sock     tmux.Socket
 	pane     string
 	patterns []*regexp.Regexp
 	stop     []*regexp.Regexp
@@ -168,7 +167,7 @@ type textWait struct {
 	tail     []string
 	newlines int // stream newlines since the last rendered check
 	bytes    int
-	last     string // newest output line, for progress messages
+	last     atomic.Pointer[string] // newest output line; the progress goroutine reads it
 }
 
 func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextResult, error) {
@@ -192,11 +191,13 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 	sock := c.Socket(a.SocketArgs)
-	pane, err := c.targetPaneID(wctx, sock, a.PaneTarget)
+	// The target and where it lives in one round trip, then the watcher.
+	where, err := c.resolvePane(wctx, sock, a.PaneTarget, tmux.WhereFields)
 	if err != nil {
 		return WaitForTextResult{}, err
 	}
-	ps, outs, err := c.openStream(wctx, sock, pane,
+	pane := where["pane_id"]
+	ps, outs, err := c.openStreamAt(wctx, sock, tmux.WhereOf(where),
 		tmux.Command{"display-message", "-p", "-t", pane, tmux.Format(waitStateFields...)},
 		tmux.Command{"capture-pane", "-p", "-t", pane})
 	if err != nil {
@@ -207,7 +208,7 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 	if err != nil {
 		return WaitForTextResult{}, err
 	}
-	w := &textWait{c: c, ps: ps, sock: sock, pane: pane, patterns: patterns, stop: stop, rendered: true, entrySet: map[string]bool{}}
+	w := &textWait{ps: ps, pane: pane, patterns: patterns, stop: stop, rendered: true, entrySet: map[string]bool{}}
 	w.prevHS, w.width, w.pid = atoi(st["history_size"]), max(atoi(st["pane_width"]), 1), st["pane_pid"]
 	w.anchor = w.prevHS + atoi(st["cursor_y"])
 	w.alt = st["alternate_on"] == "1"
@@ -226,7 +227,7 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 	})
 	defer stopProgress()
 
-	outcome, idx, lines, err := w.loop(wctx, ps, &res)
+	outcome, idx, lines, err := w.loop(wctx, &res)
 	if err != nil && wctx.Err() == nil {
 		return WaitForTextResult{}, err
 	}
@@ -262,11 +263,17 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 	return res, nil
 }
 
-func (w *textWait) lastLine() string { return w.last }
+func (w *textWait) lastLine() string {
+	if p := w.last.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
 
 // loop waits for output events; each one is matched against the decoded
 // stream first (no tmux call), then against the rendered rows.
-func (w *textWait) loop(ctx context.Context, ps *paneStream, res *WaitForTextResult) (string, int, []string, error) {
+func (w *textWait) loop(ctx context.Context, res *WaitForTextResult) (string, int, []string, error) {
+	ps := w.ps
 	var renderTimer <-chan time.Time
 	var lastRender time.Time
 	for {
@@ -305,7 +312,7 @@ func (w *textWait) loop(ctx context.Context, ps *paneStream, res *WaitForTextRes
 			lines = append(lines, p)
 		}
 		if len(lines) > 0 {
-			w.last = lines[len(lines)-1]
+			w.last.Store(&lines[len(lines)-1])
 		}
 		if !w.alt {
 			if i, hits := firstMatch(w.stop, lines); i >= 0 {
