@@ -176,3 +176,9 @@ func paneRow(rows []tmux.Row, pane string) (tmux.Row, error) {
 	}
 	return nil, &tmux.NotFoundError{What: "pane", Detail: pane}
 }
+
+// deadPane is the error of a tool that needs a live program in a pane whose
+// program exited (the pane stays because of remain-on-exit).
+func deadPane(pane string) error {
+	return expectedf("pane %s is dead (its program exited); respawn_pane restarts it", pane)
+}

@@ -162,7 +162,7 @@ func (c *Call) captureSince(ctx context.Context, a captureSinceArgs) (CaptureSin
 		return CaptureSinceResult{}, err
 	}
 	if st["pane_dead"] == "1" {
-		return CaptureSinceResult{}, expectedf("pane %s is dead (its program exited); respawn_pane restarts it", paneID)
+		return CaptureSinceResult{}, deadPane(paneID)
 	}
 	grid := strings.Split(strings.TrimSuffix(string(outs[1]), "\n"), "\n")
 	hs, cy, height := atoi(st["history_size"]), atoi(st["cursor_y"]), atoi(st["pane_height"])

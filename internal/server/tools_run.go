@@ -157,7 +157,7 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	shell := strings.TrimPrefix(filepath.Base(st["pane_current_command"]), "-")
 	switch {
 	case st["pane_dead"] == "1":
-		return RunCommandResult{}, expectedf("pane %s is dead; respawn_pane restarts it", pane)
+		return RunCommandResult{}, deadPane(pane)
 	case st["alternate_on"] == "1":
 		return RunCommandResult{}, expectedf("pane %s shows a full-screen program (alternate screen); run_command only types into a shell prompt. Use send_keys for TUIs.", pane)
 	case st["pane_in_mode"] == "1":

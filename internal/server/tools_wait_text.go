@@ -208,6 +208,10 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 	if err != nil {
 		return WaitForTextResult{}, err
 	}
+	if st["pane_dead"] == "1" {
+		// Nothing will ever print there: say so instead of waiting it out.
+		return WaitForTextResult{}, deadPane(pane)
+	}
 	w := &textWait{ps: ps, pane: pane, patterns: patterns, stop: stop, rendered: true, entrySet: map[string]bool{}}
 	w.prevHS, w.width, w.pid = atoi(st["history_size"]), max(atoi(st["pane_width"]), 1), st["pane_pid"]
 	w.anchor = w.prevHS + atoi(st["cursor_y"])

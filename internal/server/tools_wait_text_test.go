@@ -154,6 +154,24 @@ func TestWaitForTextPaneDies(t *testing.T) {
 	}
 }
 
+// A pane whose program already exited (kept by remain-on-exit) will never
+// print: the wait says so at once instead of running out its timeout.
+func TestWaitForTextDeadPane(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.tmux.MustRun("set-option", "-p", "-t", "%0", "remain-on-exit", "on")
+	e.tmux.MustRun("respawn-pane", "-k", "-t", "%0", "true")
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{pane_dead}")
+		return out == "1"
+	})
+	start := time.Now()
+	msg, _ := e.fail("wait_for_text", map[string]any{"pane_id": "%0", "patterns": []string{"x"}, "timeout": 10})
+	if !strings.Contains(msg, "pane %0 is dead") || time.Since(start) > 3*time.Second {
+		t.Errorf("after %v: %q", time.Since(start), msg)
+	}
+}
+
 func TestWaitForTextValidation(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
