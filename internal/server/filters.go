@@ -9,21 +9,22 @@ import (
 )
 
 // filterOps are the lookup operators of the reference's Django-style
-// filters ("field__op": value).
-var filterOps = map[string]func(have, want string) (bool, error){
-	"eq":          func(h, w string) (bool, error) { return h == w, nil },
-	"exact":       func(h, w string) (bool, error) { return h == w, nil },
-	"iexact":      func(h, w string) (bool, error) { return strings.EqualFold(h, w), nil },
-	"contains":    func(h, w string) (bool, error) { return strings.Contains(h, w), nil },
-	"icontains":   func(h, w string) (bool, error) { return strings.Contains(strings.ToLower(h), strings.ToLower(w)), nil },
-	"startswith":  func(h, w string) (bool, error) { return strings.HasPrefix(h, w), nil },
-	"istartswith": func(h, w string) (bool, error) { return strings.HasPrefix(strings.ToLower(h), strings.ToLower(w)), nil },
-	"endswith":    func(h, w string) (bool, error) { return strings.HasSuffix(h, w), nil },
-	"iendswith":   func(h, w string) (bool, error) { return strings.HasSuffix(strings.ToLower(h), strings.ToLower(w)), nil },
-	"in":          func(h, w string) (bool, error) { return inList(h, w), nil },
-	"nin":         func(h, w string) (bool, error) { return !inList(h, w), nil },
-	"regex":       func(h, w string) (bool, error) { return regexMatch(h, w, false) },
-	"iregex":      func(h, w string) (bool, error) { return regexMatch(h, w, true) },
+// filters ("field__op": value). regex and iregex have no function here:
+// parseFilters compiles their pattern once (filterSpec.re).
+var filterOps = map[string]func(have, want string) bool{
+	"eq":          func(h, w string) bool { return h == w },
+	"exact":       func(h, w string) bool { return h == w },
+	"iexact":      strings.EqualFold,
+	"contains":    strings.Contains,
+	"icontains":   func(h, w string) bool { return strings.Contains(strings.ToLower(h), strings.ToLower(w)) },
+	"startswith":  strings.HasPrefix,
+	"istartswith": func(h, w string) bool { return strings.HasPrefix(strings.ToLower(h), strings.ToLower(w)) },
+	"endswith":    strings.HasSuffix,
+	"iendswith":   func(h, w string) bool { return strings.HasSuffix(strings.ToLower(h), strings.ToLower(w)) },
+	"in":          inList,
+	"nin":         func(h, w string) bool { return !inList(h, w) },
+	"regex":       nil,
+	"iregex":      nil,
 }
 
 func inList(have, list string) bool {
@@ -35,20 +36,10 @@ func inList(have, list string) bool {
 	return false
 }
 
-func regexMatch(have, pattern string, fold bool) (bool, error) {
-	if fold {
-		pattern = "(?i)" + pattern
-	}
-	re, err := regexp.Compile(pattern)
-	if err != nil {
-		return false, expectedf("invalid regular expression in filters: %v", err)
-	}
-	return re.MatchString(have), nil
-}
-
-// FiltersArg is the filters argument of the list tools.
+// filterSpec is one parsed filter of the list tools' filters argument.
 type filterSpec struct {
 	field, op, want string
+	re              *regexp.Regexp // regex and iregex, compiled once
 }
 
 // parseFilters validates the filters argument. Keys are "field" or
@@ -70,7 +61,7 @@ func parseFilters(a StringMapArg) ([]filterSpec, error) {
 		if i := strings.LastIndex(k, "__"); i > 0 {
 			field, op = k[:i], k[i+2:]
 		}
-		if filterOps[op] == nil {
+		if _, ok := filterOps[op]; !ok {
 			ops := make([]string, 0, len(filterOps))
 			for o := range filterOps {
 				ops = append(ops, o)
@@ -78,12 +69,17 @@ func parseFilters(a StringMapArg) ([]filterSpec, error) {
 			sort.Strings(ops)
 			return nil, expectedf("invalid filter operator %q in %q; valid operators: %s", op, k, strings.Join(ops, ", "))
 		}
+		f := filterSpec{field: field, op: op, want: m[k]}
 		if op == "regex" || op == "iregex" {
-			if _, err := regexMatch("", m[k], op == "iregex"); err != nil {
-				return nil, err
+			pattern := m[k]
+			if op == "iregex" {
+				pattern = "(?i)" + pattern
+			}
+			if f.re, err = regexp.Compile(pattern); err != nil {
+				return nil, expectedf("invalid regular expression in filters: %v", err)
 			}
 		}
-		out = append(out, filterSpec{field: field, op: op, want: m[k]})
+		out = append(out, f)
 	}
 	return out, nil
 }
@@ -97,8 +93,7 @@ func matchFilters(r tmux.Row, fs []filterSpec) bool {
 		if !ok {
 			return false
 		}
-		m, err := filterOps[f.op](have, f.want)
-		if err != nil || !m {
+		if f.re != nil && !f.re.MatchString(have) || f.re == nil && !filterOps[f.op](have, f.want) {
 			return false
 		}
 	}
