@@ -266,18 +266,11 @@ func loadCommand(name, content string) (tmux.Command, func(), error) {
 // a command that validates the pane inside the paste's own round trip;
 // otherwise it resolves the pane (first pane of the window or session).
 func (c *Call) pasteTarget(ctx context.Context, sock tmux.Socket, t PaneTarget) ([]tmux.Command, string, error) {
-	if id := str(t.PaneID); id != "" {
-		pid, err := tmux.ParsePaneID(id)
-		if err != nil {
-			return nil, "", err
-		}
-		return []tmux.Command{{"list-panes", "-t", string(pid), "-F", "#{pane_id}"}}, string(pid), nil
+	id, err := c.targetPaneID(ctx, sock, t)
+	if err != nil || str(t.PaneID) == "" {
+		return nil, id, err
 	}
-	r, err := c.resolvePane(ctx, sock, t, []string{"pane_id"})
-	if err != nil {
-		return nil, "", err
-	}
-	return nil, r["pane_id"], nil
+	return []tmux.Command{{"list-panes", "-t", id, "-F", "#{pane_id}"}}, id, nil
 }
 
 // bufferError names the object a failed buffer command could not find.

@@ -135,25 +135,6 @@ func paneContentTools() []*Tool {
 	}
 }
 
-// targetPaneID turns a pane target into a pane id. A pane_id is only
-// validated (the caller's own command checks that it exists, in its single
-// round trip); the other targets cost one list-panes to find their first
-// pane.
-func (c *Call) targetPaneID(ctx context.Context, sock tmux.Socket, t PaneTarget) (string, error) {
-	if id := str(t.PaneID); id != "" {
-		pid, err := tmux.ParsePaneID(id)
-		if err != nil {
-			return "", err
-		}
-		return string(pid), nil
-	}
-	r, err := c.firstPane(ctx, sock, tmux.PaneScope{WindowID: str(t.WindowID), SessionID: str(t.SessionID), SessionName: str(t.SessionName)}, []string{"pane_id"})
-	if err != nil {
-		return "", err
-	}
-	return r["pane_id"], nil
-}
-
 func captureCmd(id string, join bool, start, end *int) tmux.Command {
 	cmd := tmux.Command{"capture-pane", "-p"}
 	if join {

@@ -41,33 +41,10 @@ func (c *Call) pwParsePane(out []byte, id string) (PaneInfo, error) {
 	return c.paneInfo(rows[0]), nil
 }
 
-// pwTargetPane returns the id of the pane a PT names. A pane_id is validated
-// and used as is, so the action itself proves it exists (no extra round
-// trip); the other targets are resolved the reference's way (first pane of
-// the first window), which costs one round trip.
-func (c *Call) pwTargetPane(ctx context.Context, sock tmux.Socket, t PaneTarget) (string, error) {
-	if id := str(t.PaneID); id != "" {
-		pid, err := tmux.ParsePaneID(id)
-		return string(pid), err
-	}
-	r, err := c.resolvePane(ctx, sock, t, []string{"pane_id"})
-	if err != nil {
-		return "", err
-	}
-	return r["pane_id"], nil
-}
-
 // pwRun runs commands that target pane id in one round trip; a missing pane
 // becomes PaneNotFound.
 func (c *Call) pwRun(ctx context.Context, sock tmux.Socket, id string, cmds ...tmux.Command) ([][]byte, error) {
-	if err := pwCheckSize(cmds...); err != nil {
-		return nil, err
-	}
-	outs, err := c.tmux.Run(ctx, sock, cmds...)
-	if err != nil {
-		return nil, pwNotFound(err, "pane", id)
-	}
-	return outs, nil
+	return c.pwRunTarget(ctx, sock, "pane", id, cmds...)
 }
 
 // pwActRead runs cmds on pane id and reads the pane afterwards, all in one
@@ -284,7 +261,7 @@ func paneWriteTools() []*Tool {
 				}
 			}
 			sock := c.Socket(a.SocketArgs)
-			id, err := c.pwTargetPane(ctx, sock, a.PaneTarget)
+			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
 			if err != nil {
 				return PaneInfo{}, err
 			}
@@ -351,7 +328,7 @@ func paneWriteTools() []*Tool {
 				}
 			}
 			sock := c.Socket(a.SocketArgs)
-			id, err := c.pwTargetPane(ctx, sock, a.PaneTarget)
+			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
 			if err != nil {
 				return PaneInfo{}, err
 			}
@@ -362,7 +339,7 @@ func paneWriteTools() []*Tool {
 			Description: "Reset a pane's terminal and erase its scrollback history. The history cannot be recovered.",
 		}, func(ctx context.Context, c *Call, a paneOnlyArgs) (Text, error) {
 			sock := c.Socket(a.SocketArgs)
-			id, err := c.pwTargetPane(ctx, sock, a.PaneTarget)
+			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
 			if err != nil {
 				return "", err
 			}
@@ -379,7 +356,7 @@ func paneWriteTools() []*Tool {
 				return PaneInfo{}, expectedf("scroll_up must not be negative")
 			}
 			sock := c.Socket(a.SocketArgs)
-			id, err := c.pwTargetPane(ctx, sock, a.PaneTarget)
+			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
 			if err != nil {
 				return PaneInfo{}, err
 			}
@@ -394,7 +371,7 @@ func paneWriteTools() []*Tool {
 			Description: "Leave copy mode in a pane. A pane not in a mode is left as it is.",
 		}, func(ctx context.Context, c *Call, a paneOnlyArgs) (PaneInfo, error) {
 			sock := c.Socket(a.SocketArgs)
-			id, err := c.pwTargetPane(ctx, sock, a.PaneTarget)
+			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
 			if err != nil {
 				return PaneInfo{}, err
 			}

@@ -154,7 +154,7 @@ func paneKeysTools() []*Tool {
 			if err := pwNoNUL("keys", a.Keys); err != nil {
 				return "", expectedf("keys must not contain NUL bytes; send the key name C-@ to type a NUL")
 			}
-			id, err := c.pwTargetPane(ctx, sock, a.PaneTarget)
+			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
 			if err != nil {
 				return "", err
 			}
@@ -192,7 +192,7 @@ func paneKeysTools() []*Tool {
 						opCtx, cancel = context.WithDeadline(ctx, deadline)
 						defer cancel()
 					}
-					id, err := c.pwTargetPane(opCtx, sock, PaneTarget{PaneID: op.PaneID, SessionName: op.SessionName, SessionID: op.SessionID, WindowID: op.WindowID})
+					id, err := c.targetPaneID(opCtx, sock, PaneTarget{PaneID: op.PaneID, SessionName: op.SessionName, SessionID: op.SessionID, WindowID: op.WindowID})
 					if err != nil {
 						return err
 					}
@@ -243,7 +243,7 @@ func paneKeysTools() []*Tool {
 				}
 			}
 			sock := c.Socket(a.SocketArgs)
-			id, err := c.pwTargetPane(ctx, sock, a.PaneTarget)
+			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
 			if err != nil {
 				return "", err
 			}
