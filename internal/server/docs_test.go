@@ -37,7 +37,9 @@ func TestDocsUpToDate(t *testing.T) {
 // TestEveryArgumentDocumented keeps the trade made for tools/list size
 // honest: an argument without a description in its schema must be one of
 // the shared arguments that the instructions and docs/tools.md explain, and
-// a shared argument must not repeat its description in every schema.
+// a shared argument carries a description only where it means something
+// particular to its tool (create_session's session_name names the new
+// session), so those stay few: under 1 KB of tools/list in all.
 func TestEveryArgumentDocumented(t *testing.T) {
 	s, err := New(config.Config{Safety: config.Destructive, PromptsAsTools: true}, Options{})
 	if err != nil {
@@ -54,6 +56,8 @@ func TestEveryArgumentDocumented(t *testing.T) {
 			t.Errorf("instructions do not mention the shared argument %s", n)
 		}
 	}
+	sharedBytes := 0
+	var particular []string
 	for _, tool := range s.all {
 		props, _ := tool.input["properties"].(map[string]any)
 		for name, p := range props {
@@ -61,11 +65,15 @@ func TestEveryArgumentDocumented(t *testing.T) {
 			_, shared := sharedArgDocs[name]
 			switch {
 			case shared && desc != "":
-				t.Errorf("%s.%s: a shared argument repeats its description in tools/list", tool.Name, name)
+				sharedBytes += len(desc)
+				particular = append(particular, tool.Name+"."+name)
 			case !shared && desc == "":
 				t.Errorf("%s.%s: no description, in the schema or in sharedArgDocs", tool.Name, name)
 			}
 		}
+	}
+	if sharedBytes > 1024 {
+		t.Errorf("shared arguments carry %d bytes of descriptions in tools/list (%v); describe them once in sharedArgDocs unless the meaning is particular to the tool", sharedBytes, particular)
 	}
 }
 

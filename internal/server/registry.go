@@ -131,14 +131,6 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: input schema: %v", t.Name, err))
 	}
-	// Socket and target arguments repeat on most tools; the instructions
-	// say once how they resolve and docs/tools.md describes them
-	// (sharedArgDocs), so their schemas carry no description.
-	for _, k := range sharedArgOrder {
-		if p, ok := in["properties"].(map[string]any)[k].(map[string]any); ok {
-			delete(p, "description")
-		}
-	}
 	t.input = in
 	outType := reflect.TypeFor[Out]()
 	wrap := false

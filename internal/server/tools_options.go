@@ -37,7 +37,7 @@ type setOptionArgs struct {
 
 type sessionArgs struct {
 	SessionName *string `json:"session_name" desc:"Session name; without a session, the global environment."`
-	SessionID   *string `json:"session_id" desc:"Session ID (e.g. '$1'); wins over session_name."`
+	SessionID   *string `json:"session_id"`
 }
 
 type showEnvironmentArgs struct {

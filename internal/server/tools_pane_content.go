@@ -32,7 +32,7 @@ type searchPanesArgs struct {
 	Pattern                string  `json:"pattern" desc:"Text to find; literal text unless regex is true."`
 	Regex                  bool    `json:"regex" default:"false" desc:"Treat pattern as a regular expression (Go RE2 syntax)."`
 	SessionName            *string `json:"session_name" desc:"Limit the search to this session."`
-	SessionID              *string `json:"session_id" desc:"Limit the search to this session (e.g. '$1')."`
+	SessionID              *string `json:"session_id"`
 	MatchCase              bool    `json:"match_case" default:"false" desc:"Match case exactly; default is case-insensitive."`
 	ContentStart           *int    `json:"content_start" desc:"First line searched (tmux -S); negative reaches into scrollback. Default: the visible screen."`
 	ContentEnd             *int    `json:"content_end" desc:"Last line searched (tmux -E)."`

@@ -15,9 +15,9 @@ type getPaneInfoArgs struct {
 }
 
 type listPanesArgs struct {
-	SessionName *string      `json:"session_name" desc:"Session name; limits the listing to this session."`
-	SessionID   *string      `json:"session_id" desc:"Session ID (e.g. '$1'); limits the listing to this session."`
-	WindowID    *string      `json:"window_id" desc:"Window ID (e.g. '@1'); limits the listing to this window."`
+	SessionName *string      `json:"session_name"`
+	SessionID   *string      `json:"session_id"`
+	WindowID    *string      `json:"window_id"`
 	WindowIndex *string      `json:"window_index" desc:"Window index within the session; needs session_name or session_id."`
 	Filters     StringMapArg `json:"filters" desc:"Django-style filters on tmux fields, as a mapping or JSON object string, e.g. {\"pane_current_command__contains\": \"vim\"}. Operators: exact, iexact, contains, icontains, startswith, istartswith, endswith, iendswith, in, nin (comma-separated), regex, iregex."`
 	SocketArgs

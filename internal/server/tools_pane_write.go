@@ -105,10 +105,10 @@ func pwShellQuote(s string) string {
 
 // pwWindowTarget is the reference's window target (WT).
 type pwWindowTarget struct {
-	WindowID    *string `json:"window_id" desc:"Window ID (e.g. '@1')."`
-	WindowIndex *string `json:"window_index" desc:"Window index within the session."`
-	SessionName *string `json:"session_name" desc:"Session name."`
-	SessionID   *string `json:"session_id" desc:"Session ID (e.g. '$1')."`
+	WindowID    *string `json:"window_id"`
+	WindowIndex *string `json:"window_index"`
+	SessionName *string `json:"session_name"`
+	SessionID   *string `json:"session_id"`
 }
 
 // pwWindow returns a tmux target for the window a WT names, following the

@@ -14,22 +14,22 @@ func init() { toolGroups = append(toolGroups, sessionReadTools) }
 // the session (session_id, then session_name, else the first session) and
 // within it window_index, else its first window.
 type WindowTarget struct {
-	WindowID    *string `json:"window_id" desc:"Window ID (e.g. '@1'). The preferred target."`
-	WindowIndex *string `json:"window_index" desc:"Window index within the session (the first session when none is given)."`
-	SessionName *string `json:"session_name" desc:"Session name, used when window_id is not given."`
-	SessionID   *string `json:"session_id" desc:"Session ID (e.g. '$1'), used when window_id is not given; wins over session_name."`
+	WindowID    *string `json:"window_id"`
+	WindowIndex *string `json:"window_index"`
+	SessionName *string `json:"session_name"`
+	SessionID   *string `json:"session_id"`
 }
 
 type listWindowsArgs struct {
-	SessionName *string      `json:"session_name" desc:"Session name; limits the listing to this session."`
-	SessionID   *string      `json:"session_id" desc:"Session ID (e.g. '$1'); limits the listing to this session."`
+	SessionName *string      `json:"session_name"`
+	SessionID   *string      `json:"session_id"`
 	Filters     StringMapArg `json:"filters" desc:"Django-style filters on tmux window fields, as a mapping or JSON object string, e.g. {\"window_name__contains\": \"vim\"}. Operators: exact, iexact, contains, icontains, startswith, istartswith, endswith, iendswith, in, nin (comma-separated), regex, iregex."`
 	SocketArgs
 }
 
 type getSessionInfoArgs struct {
-	SessionID   *string `json:"session_id" desc:"Session ID (e.g. '$1'); wins over session_name."`
-	SessionName *string `json:"session_name" desc:"Session name. With neither, the first session."`
+	SessionID   *string `json:"session_id"`
+	SessionName *string `json:"session_name"`
 	SocketArgs
 }
 

@@ -17,8 +17,8 @@ func init() { toolGroups = append(toolGroups, sessionWriteTools) }
 // sessArgs is the reference's session target (ST): session_id wins over
 // session_name; with neither, tools that fall back use the first session.
 type sessArgs struct {
-	SessionName *string `json:"session_name" desc:"Session name (exact match)."`
-	SessionID   *string `json:"session_id" desc:"Session ID (e.g. '$1'); wins over session_name."`
+	SessionName *string `json:"session_name"`
+	SessionID   *string `json:"session_id"`
 }
 
 type createSessionArgs struct {

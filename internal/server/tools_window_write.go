@@ -16,8 +16,8 @@ func init() { toolGroups = append(toolGroups, windowWriteTools) }
 // the session (session_id, then session_name, then the first session) and
 // window_index within it, else that session's first window.
 type winArgs struct {
-	WindowID    *string `json:"window_id" desc:"Window ID (e.g. '@1'); the preferred target."`
-	WindowIndex *string `json:"window_index" desc:"Window index within the session (the first session when none is given)."`
+	WindowID    *string `json:"window_id"`
+	WindowIndex *string `json:"window_index"`
 	sessArgs
 }
 
@@ -39,8 +39,8 @@ type renameWindowArgs struct {
 }
 
 type selectWindowArgs struct {
-	WindowID    *string `json:"window_id" desc:"Window ID (e.g. '@1') to select."`
-	WindowIndex *string `json:"window_index" desc:"Window index to select within the session."`
+	WindowID    *string `json:"window_id"`
+	WindowIndex *string `json:"window_index"`
 	Direction   *string `json:"direction" enum:"next,previous,last" desc:"Move to the next, previous or last-used window of the session instead."`
 	sessArgs
 	SocketArgs
