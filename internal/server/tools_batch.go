@@ -13,11 +13,8 @@ import (
 
 func init() { toolGroups = append(toolGroups, batchTools) }
 
-// maxBatchOps bounds one batch; maxBatchBytes bounds its serialized answer.
-const (
-	maxBatchOps   = 1000
-	maxBatchBytes = 1_000_000
-)
+// maxBatchOps bounds one batch.
+const maxBatchOps = 1000
 
 type batchOperation struct {
 	Tool      string         `json:"tool" desc:"Name of the tool to call."`
@@ -154,23 +151,40 @@ func contentMaps(cs []mcp.Content) []map[string]any {
 	return out
 }
 
-// capBatch keeps the serialized answer under maxBatchBytes by eliding nested
-// content from the first rows on, and labels what it did.
+// capBatch keeps the answer within maxResultBytes by eliding nested content
+// from the first rows on, and labels what it did. It measures the answer as
+// limitSize will, structured JSON plus its escaped text copy, so limitSize
+// never has to cut rows after it without a label. Each row is marshalled
+// once; eliding a row changes the total by that row's difference.
+// ResponseTruncatedBytes counts the structured JSON removed.
 func capBatch(res *ToolCallBatchResult) {
-	size := func() int { b, _ := json.Marshal(res); return len(b) }
-	before := size()
-	if before <= maxBatchBytes {
+	const envelope = 4096 // content list, type fields, _meta
+	total, _ := wireSize(res)
+	if total <= maxResultBytes-envelope {
 		return
 	}
+	removed := 0
 	for i := range res.Results {
-		if size() <= maxBatchBytes {
+		if total <= maxResultBytes-envelope {
 			break
 		}
+		wire, js := wireSize(res.Results[i])
 		res.Results[i].Content = []map[string]any{{"type": "text", "text": "[... batch truncated nested content ...]"}}
 		res.Results[i].StructuredContent = nil
+		wire2, js2 := wireSize(res.Results[i])
+		total += wire2 - wire
+		removed += js - js2
 	}
 	res.ResponseTruncated = true
-	res.ResponseTruncatedBytes = before - size()
+	res.ResponseTruncatedBytes = removed
+}
+
+// wireSize is what v costs in a structured tool result: its JSON, plus the
+// same JSON escaped into the text copy. It also returns the JSON's size.
+func wireSize(v any) (wire, jsonBytes int) {
+	b, _ := json.Marshal(v)
+	t, _ := json.Marshal(string(b))
+	return len(b) + len(t), len(b)
 }
 
 func roundMs(d time.Duration) float64 {

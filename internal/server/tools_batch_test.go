@@ -1,8 +1,11 @@
 package server
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 )
@@ -96,5 +99,19 @@ func TestCapBatch(t *testing.T) {
 	}
 	if res.Results[3].Content[0]["text"] != big {
 		t.Error("the last row should be kept")
+	}
+	// What capBatch leaves fits the 1 MB result cap as sent (structured
+	// JSON plus its text copy), so limitSize does not cut rows after it.
+	text, _ := json.Marshal(res)
+	sent := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: json.RawMessage(text)}
+	if wire, _ := json.Marshal(sent); len(wire) > maxResultBytes {
+		t.Errorf("capped batch is %d bytes on the wire", len(wire))
+	}
+	srv, err := New(config.Config{}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := srv.limitSize(srv.tool("call_readonly_tools_batch"), sent); got != sent {
+		t.Error("limitSize cut the capped batch again")
 	}
 }
