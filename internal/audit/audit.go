@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -120,13 +119,7 @@ func redact(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
-		keys := make([]string, 0, len(x))
-		for k := range x {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			val := x[k]
+		for k, val := range x {
 			switch {
 			case !SensitiveKeys[k] || val == nil:
 				out[k] = redact(val)

@@ -78,7 +78,7 @@ var sharedArgDocs = map[string]string{
 var sharedArgOrder = []string{"socket_name", "socket_path", "session_name", "session_id", "window_id", "window_index"}
 
 func hintsText(t *Tool) string {
-	a := t.Preset.annotations(t.Title)
+	a := t.Preset.annotations()
 	var parts []string
 	if a.ReadOnlyHint {
 		parts = append(parts, "read-only")

@@ -21,10 +21,10 @@ run_command suppresses shell history by default; send_keys does not unless suppr
 // Instructions returns the server instructions for the configured tier and
 // caller, within the byte budget.
 func (s *Server) Instructions() string {
-	return buildInstructions(s.cfg.Safety, s.cfg.Caller, s.cfg.SocketName)
+	return buildInstructions(s.cfg.Safety, s.cfg.Caller)
 }
 
-func buildInstructions(tier config.Tier, caller config.Caller, socketName string) string {
+func buildInstructions(tier config.Tier, caller config.Caller) string {
 	var b strings.Builder
 	b.WriteString(instructionsBase)
 	fmt.Fprintf(&b, "\nSafety tier: %s.", tier)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"time"
 
@@ -30,11 +31,10 @@ const (
 	BSE                // batch with side effects
 )
 
-func (p Preset) annotations(title string) *mcp.ToolAnnotations {
+// annotations are the hints of a preset. They carry no title: the tool's
+// own Title is on the wire already, and repeating it would grow tools/list.
+func (p Preset) annotations() *mcp.ToolAnnotations {
 	t, f := true, false
-	// The title is the tool's own Title; repeating it in the annotations
-	// would only grow tools/list.
-	_ = title
 	a := &mcp.ToolAnnotations{}
 	switch p {
 	case RO:
@@ -75,12 +75,6 @@ type Tool struct {
 // Toolsets, each tool belongs to exactly one.
 var Toolsets = []string{"server", "session", "window", "pane", "buffer", "option", "environment", "hook", "wait", "batch"}
 
-// InputSchema returns the tool's input schema.
-func (t *Tool) InputSchema() map[string]any { return t.input }
-
-// OutputSchema returns the tool's output schema (nil for text tools).
-func (t *Tool) OutputSchema() map[string]any { return t.output }
-
 // check reports a tool that must not register (fail closed).
 func (t *Tool) check() error {
 	switch {
@@ -88,17 +82,15 @@ func (t *Tool) check() error {
 		return fmt.Errorf("tool %q: name, title and description are required", t.Name)
 	case t.Tier < config.Readonly || t.Tier > config.Destructive:
 		return fmt.Errorf("tool %q: no safety tier", t.Name)
-	case t.Preset.annotations("") == nil:
+	case t.Preset.annotations() == nil:
 		return fmt.Errorf("tool %q: no annotation preset", t.Name)
 	case t.Tier == config.Readonly && t.Preset != RO:
 		return fmt.Errorf("tool %q: readonly tier needs the RO preset", t.Name)
 	}
-	for _, ts := range Toolsets {
-		if ts == t.Toolset {
-			return nil
-		}
+	if !slices.Contains(Toolsets, t.Toolset) {
+		return fmt.Errorf("tool %q: unknown toolset %q", t.Name, t.Toolset)
 	}
-	return fmt.Errorf("tool %q: unknown toolset %q", t.Name, t.Toolset)
+	return nil
 }
 
 // mcpTool is the tool as listed on the wire.
@@ -108,7 +100,7 @@ func (t *Tool) mcpTool() *mcp.Tool {
 		Title:       t.Title,
 		Description: t.Description,
 		InputSchema: t.input,
-		Annotations: t.Preset.annotations(t.Title),
+		Annotations: t.Preset.annotations(),
 	}
 	if t.output != nil {
 		mt.OutputSchema = t.output

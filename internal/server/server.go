@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -80,7 +81,7 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	enabled := map[string]bool{}
 	for _, ts := range cfg.Toolsets {
 		enabled[ts] = true
-		if !contains(Toolsets, ts) {
+		if !slices.Contains(Toolsets, ts) {
 			return nil, fmt.Errorf("%w: unknown toolset (known: %v)", config.ErrInvalid, Toolsets)
 		}
 	}
@@ -109,15 +110,6 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 		t.input["properties"].(map[string]any)["suppress_history"].(map[string]any)["default"] = s.cfg.SuppressHistory
 	}
 	return s, nil
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // allTools is the registration table: every tool, from every group.
@@ -222,26 +214,21 @@ func (s *Server) gate(next mcp.MethodHandler) mcp.MethodHandler {
 // refusal returns the error result for a tool that exists but is hidden, or
 // nil when the tool is visible or unknown.
 func (s *Server) refusal(name string) *mcp.CallToolResult {
-	if s.visible[name] != nil {
+	t := s.tool(name)
+	if s.visible[name] != nil || t == nil {
 		return nil
 	}
-	for _, t := range s.all {
-		if t.Name != name {
-			continue
-		}
-		if t.Tier > s.cfg.Safety {
-			return errorResult(&ToolError{
-				Msg: fmt.Sprintf("Tool '%s' is not available at the current safety level (%s). It needs the %s tier: set TMUX_MCP_SAFETY=%s to enable it.",
-					name, s.cfg.Safety, t.Tier, t.Tier),
-				Type: "ExpectedToolError", Expected: true,
-			})
-		}
+	if t.Tier > s.cfg.Safety {
 		return errorResult(&ToolError{
-			Msg:  fmt.Sprintf("Tool '%s' belongs to the %s toolset, which is not enabled (TMUX_MCP_TOOLSETS).", name, t.Toolset),
+			Msg: fmt.Sprintf("Tool '%s' is not available at the current safety level (%s). It needs the %s tier: set TMUX_MCP_SAFETY=%s to enable it.",
+				name, s.cfg.Safety, t.Tier, t.Tier),
 			Type: "ExpectedToolError", Expected: true,
 		})
 	}
-	return nil
+	return errorResult(&ToolError{
+		Msg:  fmt.Sprintf("Tool '%s' belongs to the %s toolset, which is not enabled (TMUX_MCP_TOOLSETS).", name, t.Toolset),
+		Type: "ExpectedToolError", Expected: true,
+	})
 }
 
 // Close releases what the server holds in tmux: it deletes the buffers it

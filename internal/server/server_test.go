@@ -155,7 +155,7 @@ func TestInstructions(t *testing.T) {
 	long := strings.Repeat("x", 3000)
 	for _, tier := range []config.Tier{config.Readonly, config.Mutating, config.Destructive} {
 		for _, caller := range []config.Caller{{}, {PaneID: "%3"}, {PaneID: "%3", SocketPath: "/tmp/tmux-0/default"}, {PaneID: "%3", SocketPath: "/" + long}} {
-			got := buildInstructions(tier, caller, "")
+			got := buildInstructions(tier, caller)
 			if len(got) > instructionsBudget {
 				t.Errorf("tier %s caller %+v: %d bytes", tier, caller.PaneID, len(got))
 			}

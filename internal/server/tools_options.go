@@ -184,11 +184,6 @@ func optionError(err error, what, name, kind, target string) error {
 	if isInvalidOption(err) {
 		return expectedf("unknown tmux %s %q", what, name)
 	}
-	return targetNotFound(err, kind, target)
-}
-
-// targetNotFound maps a missing option or hook target to a NotFoundError.
-func targetNotFound(err error, kind, target string) error {
 	return notFoundAs(err, kind, target)
 }
 
