@@ -372,53 +372,35 @@ func setEnvironment(ctx context.Context, c *Call, a setEnvironmentArgs) (Environ
 	return EnvironmentSetResult{Name: a.Name, Value: redactedValue(a.Value), Status: "set"}, nil
 }
 
-// hookCommands returns the show-hooks invocations for a scope. scope=server
-// without a target reads both global trees (session and window hooks), as
-// the reference does; tmux has no server hook tree of its own.
-func (a ScopeArgs) hookCommands(name string) ([]tmux.Command, string, error) {
+// hookCommands returns the show-hooks invocations for a scope, with "the
+// current session" pinned as pinTarget explains. scope=server without a
+// target reads both global trees (session and window hooks), as the
+// reference does; tmux has no server hook tree of its own.
+func (c *Call) hookCommands(ctx context.Context, sock tmux.Socket, a ScopeArgs, name string) ([]tmux.Command, string, error) {
 	var tail []string
 	if name != "" {
 		tail = []string{"--", name}
 	}
+	flags, kind, err := a.flags()
+	if err != nil {
+		return nil, "", err
+	}
 	if str(a.Scope) == "server" {
-		if a.Target != nil {
-			return nil, "", expectedf("scope 'server' takes no target")
-		}
 		return []tmux.Command{
 			append(tmux.Command{"show-hooks", "-g"}, tail...),
 			append(tmux.Command{"show-hooks", "-gw"}, tail...),
 		}, "", nil
 	}
-	flags, kind, err := a.flags()
-	if err != nil {
+	if flags, err = c.pinTarget(ctx, sock, a, flags); err != nil {
 		return nil, "", err
 	}
 	return []tmux.Command{append(append(tmux.Command{"show-hooks"}, flags...), tail...)}, kind, nil
 }
 
 func runHooks(ctx context.Context, c *Call, a ScopeArgs, sock tmux.Socket, name string) (HookListResult, error) {
-	cmds, kind, err := a.hookCommands(name)
+	cmds, kind, err := c.hookCommands(ctx, sock, a, name)
 	if err != nil {
 		return HookListResult{}, err
-	}
-	if str(a.Scope) != "server" {
-		// Pin "the current session" as pinTarget explains; the -t goes
-		// before the "--" that ends the flags.
-		pinned, err := c.pinTarget(ctx, sock, a, nil)
-		if err != nil {
-			return HookListResult{}, err
-		}
-		if len(pinned) > 0 {
-			cmd := cmds[0]
-			at := len(cmd)
-			for i, x := range cmd {
-				if x == "--" {
-					at = i
-					break
-				}
-			}
-			cmds[0] = append(append(append(tmux.Command{}, cmd[:at]...), pinned...), cmd[at:]...)
-		}
 	}
 	outs, err := c.tmux.Run(ctx, sock, cmds...)
 	if err != nil {
