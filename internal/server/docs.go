@@ -12,10 +12,16 @@ import (
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 )
 
+// docsServer is the server the documentation describes: every tool, at the
+// destructive tier, with the prompt tools and the default history setting.
+func docsServer() (*Server, error) {
+	return New(config.Config{Safety: config.Destructive, SuppressHistory: true, PromptsAsTools: true}, Options{})
+}
+
 // ToolsMarkdown renders docs/tools.md from the registration table, so the
 // reference documentation can never drift from what the server serves.
 func ToolsMarkdown() (string, error) {
-	s, err := New(config.Config{Safety: config.Destructive, SuppressHistory: true, PromptsAsTools: true}, Options{})
+	s, err := docsServer()
 	if err != nil {
 		return "", err
 	}
@@ -208,7 +214,7 @@ func fieldList(s map[string]any) string {
 // ReadmeToolTable renders the README's tool table (between the
 // "<!-- tools:begin -->" and "<!-- tools:end -->" markers).
 func ReadmeToolTable() (string, error) {
-	s, err := New(config.Config{Safety: config.Destructive, SuppressHistory: true, PromptsAsTools: true}, Options{})
+	s, err := docsServer()
 	if err != nil {
 		return "", err
 	}
