@@ -231,19 +231,31 @@ func TestRunCommandClearsPendingInput(t *testing.T) {
 			dir := t.TempDir()
 			// The shell starts in dir, so whatever it creates lands there.
 			e.tmux.MustRun(append([]string{"respawn-pane", "-k", "-t", "%0", "-c", dir}, sh.argv...)...)
+			// Type only once the shell has drawn its prompt: a shell still
+			// starting (fish) may discard keys typed ahead of its reader.
 			tmuxtest.WaitFor(t, 10*time.Second, func() bool {
 				out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{pane_current_command}")
-				return out == sh.ready
+				screen, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
+				return out == sh.ready && strings.TrimSpace(screen) != ""
 			})
 			marker := dir + "/pending-ran"
-			e.tmux.MustRun("send-keys", "-t", "%0", "-l", "touch "+marker)
+			// fish may still swallow keys right after its first prompt
+			// (terminal queries): type again until the text shows.
+			typed := false
+			for try := 0; try < 10 && !typed; try++ {
+				e.tmux.MustRun("send-keys", "-t", "%0", "-l", "touch "+marker)
+				for wait := 0; wait < 25 && !typed; wait++ {
+					time.Sleep(20 * time.Millisecond)
+					out, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
+					typed = strings.Contains(out, "pending-ran")
+				}
+			}
+			if !typed {
+				t.Fatal("the shell never showed the typed text")
+			}
 			if sh.left {
 				e.tmux.MustRun("send-keys", "-t", "%0", "Left", "Left", "Left")
 			}
-			tmuxtest.WaitFor(t, 5*time.Second, func() bool {
-				out, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
-				return strings.Contains(out, "pending-ran")
-			})
 			var r RunCommandResult
 			e.ok("run_command", map[string]any{"pane_id": "%0", "command": "printf 'clean-%s\\n' 42", "timeout": 15, "suppress_history": false}, &r)
 			if r.ExitStatus == nil || *r.ExitStatus != 0 || strings.Join(r.Output, "|") != "clean-42" {
