@@ -105,9 +105,13 @@ func notFoundAs(err error, what, name string) error {
 	return err
 }
 
-func tmuxNotFound(err error) bool {
+func tmuxNotFound(err error) bool { return notFoundMentions(err, "") }
+
+// notFoundMentions reports tmux's "not found" error whose message mentions
+// word, for the tools that name what failed from tmux's wording.
+func notFoundMentions(err error, word string) bool {
 	var ce *tmux.CommandError
-	return errors.As(err, &ce) && ce.Kind == tmux.ErrNotFound
+	return errors.As(err, &ce) && ce.Kind == tmux.ErrNotFound && strings.Contains(ce.Stderr, word)
 }
 
 func withField(fields []string, f string) []string {

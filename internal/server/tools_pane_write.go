@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -57,23 +56,17 @@ func (c *Call) pwActRead(ctx context.Context, sock tmux.Socket, id string, cmds 
 	return c.pwParsePane(outs[len(outs)-1], id)
 }
 
-// pwNotFound maps tmux's "can't find <kind>: ..." to a NotFoundError of the
-// kind tmux names (falling back to what), so the hint names the right
-// discovery tool.
+// pwNotFound is notFoundAs with the kind tmux names in "can't find <kind>"
+// when it names one (a pane tool's target can fail at its session or
+// window), so the hint names the right discovery tool.
 func pwNotFound(err error, what, detail string) error {
-	var ce *tmux.CommandError
-	if !errors.As(err, &ce) || ce.Kind != tmux.ErrNotFound {
-		return err
-	}
-	msg := ce.Stderr
 	for _, k := range []string{"pane", "window", "session"} {
-		if strings.Contains(msg, "can't find "+k) {
-			if k != what {
-				return &tmux.NotFoundError{What: k, Detail: detail}
-			}
+		if notFoundMentions(err, "can't find "+k) {
+			what = k
+			break
 		}
 	}
-	return &tmux.NotFoundError{What: what, Detail: detail}
+	return notFoundAs(err, what, detail)
 }
 
 // pwCheckSize refuses a command tmux could not take, before it is run.

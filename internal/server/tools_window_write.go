@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 
@@ -265,8 +264,7 @@ func moveWindow(ctx context.Context, c *Call, a moveWindowArgs) (WindowInfo, err
 		tmux.Command{"move-window", "-s", src, "-t", sessPrefix(dst) + ":" + idx},
 		tmux.Command{"display-message", "-p", "-t", src, tmux.Format(windowFields...)})
 	if err != nil {
-		var ce *tmux.CommandError
-		if errors.As(err, &ce) && ce.Kind == tmux.ErrNotFound && strings.Contains(ce.Stderr, "session") {
+		if notFoundMentions(err, "session") {
 			return WindowInfo{}, &tmux.NotFoundError{What: "session", Detail: str(a.DestinationSession)}
 		}
 		return WindowInfo{}, notFoundAs(err, "window", src)
@@ -341,8 +339,7 @@ func (c *Call) winTarget(ctx context.Context, sock tmux.Socket, w winArgs) (stri
 // winNotFound names what the agent asked for when tmux could not find it:
 // the session when that part failed, else the window.
 func winNotFound(err error, w winArgs) error {
-	var ce *tmux.CommandError
-	if errors.As(err, &ce) && ce.Kind == tmux.ErrNotFound && strings.Contains(ce.Stderr, "session") {
+	if notFoundMentions(err, "session") {
 		return sessNotFound(err, w.sessArgs)
 	}
 	name := str(w.WindowID)
