@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"unicode/utf8"
 )
 
 func parseAll(p *Parser, text string) []Event {
@@ -167,74 +166,8 @@ func TestUnescape(t *testing.T) {
 	for i := range all {
 		all[i] = byte(i)
 	}
-	if got, err := Unescape(Escape(all)); err != nil || !bytes.Equal(got, all) {
+	if got, err := Unescape(escape(all)); err != nil || !bytes.Equal(got, all) {
 		t.Errorf("Escape/Unescape round trip: %q, %v", got, err)
-	}
-}
-
-func TestAssembler(t *testing.T) {
-	var a Assembler
-	euro := "\xe2\x82\xac"
-	if l := a.Feed("%1", []byte("ab"+euro[:1])); len(l) != 0 {
-		t.Fatalf("lines %q", l)
-	}
-	if p := a.Pending("%1"); string(p) != "ab" {
-		t.Errorf("pending %q, want the partial sequence held back", p)
-	}
-	if l := a.Feed("%2", []byte("other\nx")); len(l) != 1 || string(l[0]) != "other" {
-		t.Errorf("pane 2 lines %q", l)
-	}
-	if l := a.Feed("%1", []byte(euro[1:2])); len(l) != 0 {
-		t.Errorf("lines %q", l)
-	}
-	if l := a.Feed("%1", []byte(euro[2:]+"c\r\nnext\n\npart")); !reflect.DeepEqual(l, [][]byte{[]byte("ab" + euro + "c\r"), []byte("next"), {}}) {
-		t.Errorf("lines %q", l)
-	}
-	if p := a.Pending("%1"); string(p) != "part" {
-		t.Errorf("pending %q", p)
-	}
-	if f := a.Flush("%1"); string(f) != "part" {
-		t.Errorf("flush %q", f)
-	}
-	if p := a.Pending("%1"); len(p) != 0 {
-		t.Errorf("pending after flush %q", p)
-	}
-	if p := a.Pending("%2"); string(p) != "x" {
-		t.Errorf("pane 2 pending %q", p)
-	}
-
-	// A line longer than MaxLine comes out in pieces cut between characters.
-	b := Assembler{MaxLine: 4}
-	lines := b.Feed("%1", []byte("ab"+euro+euro+"z"))
-	if !reflect.DeepEqual(lines, [][]byte{[]byte("ab"), []byte(euro)}) || string(b.Pending("%1")) != euro+"z" {
-		t.Errorf("long line pieces %q, pending %q", lines, b.Pending("%1"))
-	}
-	for _, l := range lines {
-		if !utf8.Valid(l) {
-			t.Errorf("piece %q cut a character", l)
-		}
-	}
-}
-
-func TestSplitUTF8(t *testing.T) {
-	cases := []struct{ in, head string }{
-		{"", ""},
-		{"abc", "abc"},
-		{"a\xc3", "a"},
-		{"a\xc3\xa9", "a\xc3\xa9"},
-		{"a\xe2\x82", "a"},
-		{"a\xf0\x9f\x98", "a"},
-		{"a\xf0\x9f\x98\x80", "a\xf0\x9f\x98\x80"},
-		{"a\x80", "a\x80"},         // stray continuation: never completes
-		{"a\xe0\x80", "a\xe0\x80"}, // invalid second byte
-		{"a\xff", "a\xff"},         // never valid
-		{"\x80\x80\x80\x80", "\x80\x80\x80\x80"},
-	}
-	for _, c := range cases {
-		h, tail := SplitUTF8([]byte(c.in))
-		if string(h) != c.head || string(h)+string(tail) != c.in {
-			t.Errorf("SplitUTF8(%q) = %q + %q, want head %q", c.in, h, tail, c.head)
-		}
 	}
 }
 
@@ -388,20 +321,10 @@ func FuzzUnescape(f *testing.F) {
 		if err == nil {
 			// Valid input re-escapes to itself when it came from tmux
 			// (no raw control bytes), and always decodes back.
-			back, err2 := Unescape(Escape(out))
+			back, err2 := Unescape(escape(out))
 			if err2 != nil || !bytes.Equal(back, out) {
 				t.Fatalf("round trip %q -> %q", out, back)
 			}
-		}
-		var a Assembler
-		a.MaxLine = 16
-		total := 0
-		for _, l := range a.Feed("%1", out) {
-			total += len(l) + 1
-		}
-		total += len(a.Flush("%1"))
-		if total < len(out) {
-			t.Fatalf("assembler lost bytes: %d < %d", total, len(out))
 		}
 	})
 }
@@ -449,4 +372,18 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// escape is the inverse of Unescape, as tmux writes %output data, for the
+// round-trip checks.
+func escape(data []byte) []byte {
+	out := make([]byte, 0, len(data))
+	for _, c := range data {
+		if c < 0x20 || c == '\\' {
+			out = append(out, '\\', '0'+c>>6, '0'+(c>>3)&7, '0'+c&7)
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
