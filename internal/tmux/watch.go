@@ -2,7 +2,6 @@ package tmux
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -108,14 +107,15 @@ func (w *Watcher) Err() error {
 func (w *Watcher) read(stdout io.Reader) {
 	r := bufio.NewReaderSize(stdout, 256<<10)
 	p := control.Parser{MaxBlock: maxOutput}
-	var err error
+	// One line buffer for the whole stream (the parser copies what it
+	// keeps): %output lines are the hot path of every wait.
+	var line []byte
 	for {
-		var line []byte
-		line, err = r.ReadBytes('\n')
-		if len(line) == 0 && err != nil {
-			break
+		var err error
+		line, err = readLine(r, line[:0], maxOutput+1)
+		if err == nil || len(line) > 0 {
+			w.handle(p.Parse(line))
 		}
-		w.handle(p.Parse(bytes.TrimSuffix(line, []byte("\n"))))
 		if err != nil {
 			break
 		}
