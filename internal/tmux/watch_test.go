@@ -208,3 +208,32 @@ func TestWatcherStructureCoversOtherSessions(t *testing.T) {
 		drain()
 	}
 }
+
+// Concurrent callers for one session share one attach, and the lock is not
+// held while it runs: PIDs answers while the watchers attach.
+func TestWatchersGetConcurrently(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	srv.MustRun("new-session", "-d", "-s", "other")
+	ws := &tmux.Watchers{Bin: srv.Bin, Env: tmuxtest.CleanEnv()}
+	defer ws.CloseAll()
+	got := make(chan *tmux.Watcher, 16)
+	for i := 0; i < 16; i++ {
+		go func(i int) {
+			session := []string{"$0", "$1"}[i%2]
+			w, err := ws.Get(srv.Socket, session)
+			if err != nil {
+				t.Error(err)
+			}
+			got <- w
+		}(i)
+		_ = ws.PIDs()
+	}
+	seen := map[*tmux.Watcher]bool{}
+	for i := 0; i < 16; i++ {
+		seen[<-got] = true
+	}
+	if len(seen) != 2 || ws.Count() != 2 {
+		t.Errorf("%d distinct watchers, %d attached; want one per session", len(seen), ws.Count())
+	}
+}

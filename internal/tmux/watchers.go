@@ -12,9 +12,10 @@ type Watchers struct {
 	Bin string   // tmux binary
 	Env []string // child environment (nil: inherit)
 
-	mu     sync.Mutex
-	m      map[watchKey]*Watcher
-	closed bool // CloseAll ran: attach no more
+	mu       sync.Mutex
+	m        map[watchKey]*Watcher
+	starting map[watchKey]chan struct{} // closed when that attach ends
+	closed   bool                       // CloseAll ran: attach no more
 }
 
 // ErrWatchersClosed: the server is shutting down, so no new control client
@@ -58,26 +59,53 @@ func (c *Client) Locate(ctx context.Context, sock Socket, pane PaneID) (PaneWher
 }
 
 // Get returns the live watcher for a session, attaching one if needed.
+// Attaching takes a round trip to tmux (up to seconds when tmux is slow),
+// so it happens outside ws.mu: PIDs and the other sessions' watchers are
+// not held up, and callers for the same session wait for that one attach.
 func (ws *Watchers) Get(sock Socket, session string) (*Watcher, error) {
+	k := watchKey{sock, session}
 	ws.mu.Lock()
-	defer ws.mu.Unlock()
+	for {
+		if ws.closed {
+			ws.mu.Unlock()
+			return nil, ErrWatchersClosed
+		}
+		if w := ws.m[k]; w != nil {
+			select {
+			case <-w.Done():
+			default:
+				ws.mu.Unlock()
+				return w, nil
+			}
+		}
+		started := ws.starting[k]
+		if started == nil {
+			break
+		}
+		ws.mu.Unlock()
+		<-started // then look again: it may have failed
+		ws.mu.Lock()
+	}
 	if ws.m == nil {
 		ws.m = map[watchKey]*Watcher{}
+		ws.starting = map[watchKey]chan struct{}{}
 	}
-	if ws.closed {
-		return nil, ErrWatchersClosed
-	}
-	k := watchKey{sock, session}
-	if w := ws.m[k]; w != nil {
-		select {
-		case <-w.Done():
-		default:
-			return w, nil
-		}
-	}
+	started := make(chan struct{})
+	ws.starting[k] = started
+	ws.mu.Unlock()
+
 	w, err := startWatcher(binOrDefault(ws.Bin), ws.Env, sock, session)
+
+	ws.mu.Lock()
+	defer ws.mu.Unlock()
+	delete(ws.starting, k)
+	close(started)
 	if err != nil {
 		return nil, err
+	}
+	if ws.closed {
+		go w.Close()
+		return nil, ErrWatchersClosed
 	}
 	w.onClose = func() {
 		ws.mu.Lock()
