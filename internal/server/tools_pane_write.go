@@ -115,30 +115,18 @@ func (c *Call) pwWindow(ctx context.Context, sock tmux.Socket, w pwWindowTarget)
 		return string(wid), "window", id, err
 	}
 	idx := str(w.WindowIndex)
-	if idx != "" {
-		for _, r := range idx {
-			if r < '0' || r > '9' || len(idx) > 9 {
-				return "", "", "", expectedf("window_index must be a non-negative integer")
-			}
-		}
+	if idx != "" && !tmux.IsDigits(idx) {
+		return "", "", "", expectedf("window_index must be a non-negative integer")
 	}
-	st, err := tmux.SessionTarget(str(w.SessionID), str(w.SessionName))
+	st, err := c.sessTarget(ctx, sock, sessArgs{SessionName: w.SessionName, SessionID: w.SessionID})
 	if err != nil {
 		return "", "", "", err
 	}
 	what, name = "session", str(w.SessionID)+str(w.SessionName)
-	if st == "" {
-		outs, err := c.tmux.Run(ctx, sock, tmux.Command{"list-sessions", "-F", "#{session_id}"})
-		if err != nil {
-			return "", "", "", err
-		}
-		first, _, _ := strings.Cut(strings.TrimSpace(string(outs[0])), "\n")
-		if first == "" {
-			return "", "", "", &tmux.NotFoundError{What: "session", Detail: "the server has no sessions"}
-		}
-		st, name = first, first
+	if name == "" {
+		name = st // the first session's id
 	}
-	base := strings.TrimSuffix(st, ":") + ":"
+	base := sessPrefix(st) + ":"
 	if idx != "" {
 		return base + idx, "window", fmt.Sprintf("index %s in session %s", idx, name), nil
 	}

@@ -230,11 +230,7 @@ func sessionExists(err error, name string) error {
 // sessNotFound names the session the agent asked for when tmux could not
 // find it.
 func sessNotFound(err error, s sessArgs) error {
-	name := str(s.SessionID)
-	if name == "" {
-		name = str(s.SessionName)
-	}
-	return notFoundAs(err, "session", name)
+	return notFoundAs(err, "session", sessionLabel(s.SessionID, s.SessionName))
 }
 
 // sessTarget resolves a session target to a tmux target ("$N" or

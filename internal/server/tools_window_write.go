@@ -344,10 +344,7 @@ func winNotFound(err error, w winArgs) error {
 	}
 	name := str(w.WindowID)
 	if name == "" {
-		sess := str(w.SessionID)
-		if sess == "" {
-			sess = str(w.SessionName)
-		}
+		sess := sessionLabel(w.SessionID, w.SessionName)
 		if sess == "" {
 			sess = "(first session)"
 		}
