@@ -164,7 +164,7 @@ func (c *Call) captureSince(ctx context.Context, a captureSinceArgs) (CaptureSin
 	if st["pane_dead"] == "1" {
 		return CaptureSinceResult{}, deadPane(paneID)
 	}
-	grid := strings.Split(strings.TrimSuffix(string(outs[1]), "\n"), "\n")
+	grid := splitRows(outs[1])
 	hs, cy, height := atoi(st["history_size"]), atoi(st["cursor_y"]), atoi(st["pane_height"])
 	limit := atoi(st["history_limit"])
 	now := sinceCursor{V: 2, Socket: realPath(st["socket_path"]), ServerPID: st["pid"], Start: st["start_time"],

@@ -213,7 +213,7 @@ func showOption(ctx context.Context, c *Call, a showOptionArgs) (OptionResult, e
 		return OptionResult{}, optionError(err, "option", a.Option, kind, str(a.Target))
 	}
 	var keys []string
-	for _, line := range strings.Split(strings.TrimSuffix(string(outs[0]), "\n"), "\n") {
+	for _, line := range splitRows(outs[0]) {
 		if line == "" {
 			continue
 		}
@@ -230,7 +230,7 @@ func showOption(ctx context.Context, c *Call, a showOptionArgs) (OptionResult, e
 	// An array option: -v prints one element per line, so the lines match
 	// the keys one to one unless an element holds a newline; then each
 	// element is asked for on its own.
-	lines := strings.Split(strings.TrimSuffix(string(val), "\n"), "\n")
+	lines := splitRows(val)
 	if len(lines) == len(keys) {
 		return OptionResult{Option: a.Option, Value: lines}, nil
 	}

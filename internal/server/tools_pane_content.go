@@ -153,13 +153,18 @@ func captureCmd(id string, join bool, start, end *int) tmux.Command {
 // captureLines splits capture-pane output into rows and drops the blank
 // rows at the bottom (an idle pane's empty screen below the prompt).
 func captureLines(out []byte) []string {
-	s := strings.TrimSuffix(string(out), "\n")
-	lines := strings.Split(s, "\n")
+	lines := splitRows(out)
 	n := len(lines)
 	for n > 0 && strings.TrimRight(lines[n-1], " ") == "" {
 		n--
 	}
 	return lines[:n]
+}
+
+// splitRows cuts tmux output into its lines (the last "\n" ends the last
+// line, it does not start an empty one).
+func splitRows(out []byte) []string {
+	return strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
 }
 
 // tailLines keeps the last max lines (all when max is nil) and reports how

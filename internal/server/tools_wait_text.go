@@ -106,19 +106,10 @@ func firstMatch(res []*regexp.Regexp, lines []string) (int, []string) {
 	return -1, nil
 }
 
-// capTail keeps the last capLines lines within capBytes.
+// capTail keeps the last capLines lines within capBytes (a last line longer
+// than that keeps its tail).
 func capTail(lines []string) []string {
-	if len(lines) > capLines {
-		lines = lines[len(lines)-capLines:]
-	}
-	total := 0
-	for i := len(lines) - 1; i >= 0; i-- {
-		total += len(lines[i]) + 1
-		if total > capBytes {
-			lines = lines[i+1:]
-			break
-		}
-	}
+	lines, _, _ = limitLinesBytes(lines, capLines, capBytes)
 	if lines == nil {
 		lines = []string{}
 	}
@@ -217,7 +208,7 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 	w.anchor = w.prevHS + atoi(st["cursor_y"])
 	w.alt = st["alternate_on"] == "1"
 	w.altSeen = w.alt
-	visible := strings.Split(strings.TrimSuffix(string(outs[1]), "\n"), "\n")
+	visible := splitRows(outs[1])
 	for _, r := range visible[min(atoi(st["cursor_y"]), len(visible)):] {
 		w.entrySet[strings.TrimRight(r, " ")] = true
 	}
@@ -407,7 +398,7 @@ func (w *textWait) renderedCheck(ctx context.Context) ([]string, error) {
 	if !w.rendered {
 		return nil, nil
 	}
-	rows := strings.Split(strings.TrimSuffix(string(outs[1]), "\n"), "\n")
+	rows := splitRows(outs[1])
 	first := max(startRel, -hs)
 	idx := (w.anchor - hs) - first
 	if idx < 0 || idx > len(rows) {
