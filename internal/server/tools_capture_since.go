@@ -133,21 +133,20 @@ func (c *Call) captureSince(ctx context.Context, a captureSinceArgs) (CaptureSin
 		prev = &cur
 	}
 	sock := c.Socket(a.SocketArgs)
-	target := a.PaneTarget
+	// A cursor names its pane (signed), so the target arguments can only
+	// agree with it.
+	var paneID string
 	if prev != nil {
-		if id := str(target.PaneID); id != "" && id != prev.PaneID {
+		if id := str(a.PaneID); id != "" && id != prev.PaneID {
 			return CaptureSinceResult{}, expectedf("the cursor belongs to pane %s, not %s", prev.PaneID, id)
 		}
-		if str(target.PaneID) == "" {
-			target = PaneTarget{PaneID: &prev.PaneID}
+		paneID = prev.PaneID
+	} else {
+		id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
+		if err != nil {
+			return CaptureSinceResult{}, err
 		}
-	}
-	paneID, err := c.targetPaneID(ctx, sock, target)
-	if err != nil {
-		return CaptureSinceResult{}, err
-	}
-	if prev != nil && paneID != prev.PaneID {
-		return CaptureSinceResult{}, expectedf("the cursor belongs to pane %s, not %s", prev.PaneID, paneID)
+		paneID = id
 	}
 	// State and the whole grid in one round trip: tmux runs a command list
 	// without reading pane output in between, so the two agree.
