@@ -102,12 +102,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return 0
 	}
 	if safety != "" {
-		t, ok := config.ParseTier(safety)
-		if !ok {
-			warns = append(warns, "--safety is not one of readonly, mutating, destructive; using readonly")
-			t = config.Readonly
+		var w config.Warning
+		if cfg.Safety, w = config.ParseSafety(safety, "--safety"); w != "" {
+			warns = append(warns, w)
 		}
-		cfg.Safety = t
 	}
 	if waitMax != "" {
 		f, w := config.ParseWaitMax(waitMax, "--wait-max-seconds")
@@ -117,22 +115,18 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		}
 	}
 	if suppress != "" {
-		switch suppress {
-		case "0":
-			cfg.SuppressHistory = false
-		case "1":
-			cfg.SuppressHistory = true
-		default:
-			fmt.Fprintln(stderr, "tmux-mcp: --suppress-history must be 0 or 1")
+		var err error
+		if cfg.SuppressHistory, err = config.ParseSwitch(suppress, "--suppress-history"); err != nil {
+			fmt.Fprintln(stderr, "tmux-mcp:", err)
 			return 2
 		}
 	}
 	if toolsets != "" {
 		cfg.Toolsets = config.SplitList(toolsets)
 	}
-	if cfg.Engine != "control" && cfg.Engine != "exec" {
-		warns = append(warns, "--engine is not control or exec; using control")
-		cfg.Engine = "control"
+	if engine, w := config.ParseEngine(cfg.Engine, "--engine"); w != "" {
+		cfg.Engine = engine
+		warns = append(warns, w)
 	}
 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))

@@ -51,6 +51,37 @@ func ParseTier(s string) (Tier, bool) {
 	return 0, false
 }
 
+// ParseSafety reads a safety setting named name (an environment variable or
+// a flag). Anything but a tier name fails closed to readonly, with a
+// warning.
+func ParseSafety(v, name string) (Tier, Warning) {
+	if t, ok := ParseTier(v); ok {
+		return t, ""
+	}
+	return Readonly, Warning(name + " is not one of readonly, mutating, destructive; using readonly")
+}
+
+// ParseEngine reads an engine setting: control or exec, else control with
+// a warning.
+func ParseEngine(v, name string) (string, Warning) {
+	if v == "control" || v == "exec" {
+		return v, ""
+	}
+	return "control", Warning(name + " is not control or exec; using control")
+}
+
+// ParseSwitch reads a 0/1 setting; anything else is an error, since
+// guessing which of two behaviours was meant is worse than not starting.
+func ParseSwitch(v, name string) (bool, error) {
+	switch strings.TrimSpace(v) {
+	case "1":
+		return true, nil
+	case "0":
+		return false, nil
+	}
+	return false, fmt.Errorf("%w: %s must be 0 or 1", ErrInvalid, name)
+}
+
 // Wait ceiling bounds, in seconds (contract 5.1).
 const (
 	DefaultWaitMax = 30.0
@@ -125,8 +156,8 @@ func lookup(env Getenv, ours, theirs string) (string, string) {
 	return "", ours
 }
 
-// FromEnv builds the configuration from the environment. Flags applied later
-// override it (see Apply).
+// FromEnv builds the configuration from the environment. The CLI's flags,
+// parsed with the same Parse* functions, override it.
 func FromEnv(env Getenv) (Config, []Warning, error) {
 	var warns []Warning
 	c := Config{Safety: Mutating, WaitMax: DefaultWaitMax, SuppressHistory: true, TmuxBin: "tmux", Engine: "control"}
@@ -136,12 +167,10 @@ func FromEnv(env Getenv) (Config, []Warning, error) {
 		c.TmuxBin = v
 	}
 	if v, name := lookup(env, "TMUX_MCP_SAFETY", "LIBTMUX_SAFETY"); v != "" {
-		t, ok := ParseTier(v)
-		if !ok {
-			warns = append(warns, Warning(name+" is not one of readonly, mutating, destructive; using readonly"))
-			t = Readonly
+		var w Warning
+		if c.Safety, w = ParseSafety(v, name); w != "" {
+			warns = append(warns, w)
 		}
-		c.Safety = t
 	}
 	if v, name := lookup(env, "TMUX_MCP_WAIT_MAX_SECONDS", "LIBTMUX_MCP_WAIT_MAX_SECONDS"); v != "" {
 		f, w := ParseWaitMax(v, name)
@@ -151,13 +180,9 @@ func FromEnv(env Getenv) (Config, []Warning, error) {
 		}
 	}
 	if v, name := lookup(env, "TMUX_MCP_SUPPRESS_HISTORY", "LIBTMUX_SUPPRESS_HISTORY"); v != "" {
-		switch strings.TrimSpace(v) {
-		case "1":
-			c.SuppressHistory = true
-		case "0":
-			c.SuppressHistory = false
-		default:
-			return c, warns, fmt.Errorf("%w: %s must be 0 or 1", ErrInvalid, name)
+		var err error
+		if c.SuppressHistory, err = ParseSwitch(v, name); err != nil {
+			return c, warns, err
 		}
 	}
 	c.AuditLog = env("TMUX_MCP_AUDIT_LOG")
@@ -165,10 +190,9 @@ func FromEnv(env Getenv) (Config, []Warning, error) {
 		c.Toolsets = SplitList(v)
 	}
 	if v := env("TMUX_MCP_ENGINE"); v != "" {
-		if v != "control" && v != "exec" {
-			warns = append(warns, "TMUX_MCP_ENGINE is not control or exec; using control")
-		} else {
-			c.Engine = v
+		var w Warning
+		if c.Engine, w = ParseEngine(v, "TMUX_MCP_ENGINE"); w != "" {
+			warns = append(warns, w)
 		}
 	}
 	if v, _ := lookup(env, "TMUX_MCP_PROMPTS_AS_TOOLS", "LIBTMUX_MCP_PROMPTS_AS_TOOLS"); v == "1" {
