@@ -160,16 +160,26 @@ func (st *bufferState) run(ctx context.Context, c *Call, sock tmux.Socket, cmds 
 	return outs, err
 }
 
+// sortBuffers picks out of a list-buffers answer the buffers of this
+// process and those of tmux-mcp processes that are gone; other buffers
+// (the user's, the clipboard's, live servers') are in neither.
+func (st *bufferState) sortBuffers(list []byte) (mine, dead []string) {
+	for _, name := range splitRows(list) {
+		m := bufferNameRE.FindStringSubmatch(name)
+		switch {
+		case m == nil:
+		case strings.HasPrefix(name, st.prefix):
+			mine = append(mine, name)
+		case !ownerAlive(m[1], m[2]):
+			dead = append(dead, name)
+		}
+	}
+	return mine, dead
+}
+
 // reclaim deletes the buffers of tmux-mcp processes that are gone.
 func (st *bufferState) reclaim(ctx context.Context, s *Server, sock tmux.Socket, list []byte) {
-	var dead []string
-	for _, name := range strings.Split(string(list), "\n") {
-		m := bufferNameRE.FindStringSubmatch(name)
-		if m == nil || strings.HasPrefix(name, st.prefix) || ownerAlive(m[1], m[2]) {
-			continue
-		}
-		dead = append(dead, name)
-	}
+	_, dead := st.sortBuffers(list)
 	if len(dead) == 0 {
 		return
 	}
@@ -219,13 +229,7 @@ func (s *Server) closeBuffers(ctx context.Context) error {
 			}
 			continue
 		}
-		var mine []string
-		for _, name := range strings.Split(string(outs[0]), "\n") {
-			if strings.HasPrefix(name, st.prefix) && bufferNameRE.MatchString(name) {
-				mine = append(mine, name)
-			}
-		}
-		if len(mine) > 0 {
+		if mine, _ := st.sortBuffers(outs[0]); len(mine) > 0 {
 			if err := deleteBuffers(ctx, s.tmux, sock, mine); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", sock, err))
 			}
