@@ -141,11 +141,7 @@ func createWindow(ctx context.Context, c *Call, a createWindowArgs) (WindowInfo,
 	if err != nil {
 		return WindowInfo{}, sessNotFound(err, a.sessArgs)
 	}
-	r, err := oneRow(outs[0], windowFields, "window")
-	if err != nil {
-		return WindowInfo{}, err
-	}
-	return windowInfo(r), nil
+	return parseWindow(outs[0])
 }
 
 func renameWindow(ctx context.Context, c *Call, a renameWindowArgs) (WindowInfo, error) {
@@ -207,11 +203,7 @@ func selectWindow(ctx context.Context, c *Call, a selectWindowArgs) (WindowInfo,
 		if err != nil {
 			return WindowInfo{}, sessNotFound(err, a.sessArgs)
 		}
-		r, err := oneRow(outs[1], windowFields, "window")
-		if err != nil {
-			return WindowInfo{}, err
-		}
-		return windowInfo(r), nil
+		return parseWindow(outs[1])
 	}
 	return WindowInfo{}, expectedf("select_window needs window_id, window_index or direction")
 }
@@ -269,11 +261,7 @@ func moveWindow(ctx context.Context, c *Call, a moveWindowArgs) (WindowInfo, err
 		}
 		return WindowInfo{}, notFoundAs(err, "window", src)
 	}
-	r, err := oneRow(outs[1], windowFields, "window")
-	if err != nil {
-		return WindowInfo{}, err
-	}
-	return windowInfo(r), nil
+	return parseWindow(outs[1])
 }
 
 func killWindow(ctx context.Context, c *Call, a killWindowArgs) (Text, error) {
@@ -307,11 +295,7 @@ func (c *Call) windowAction(ctx context.Context, sock tmux.Socket, w winArgs, ac
 	if err != nil {
 		return WindowInfo{}, winNotFound(err, w)
 	}
-	r, err := oneRow(outs[1], windowFields, "window")
-	if err != nil {
-		return WindowInfo{}, err
-	}
-	return windowInfo(r), nil
+	return parseWindow(outs[1])
 }
 
 // winTarget turns a window target into a tmux target: "@N", "<session>:<index>"
@@ -536,4 +520,14 @@ func (p *layoutParser) cell(depth int) (*layoutCell, bool) {
 			return nil, false
 		}
 	}
+}
+
+// parseWindow reads the WindowInfo of a display-message or -P -F answer
+// with windowFields.
+func parseWindow(out []byte) (WindowInfo, error) {
+	r, err := oneRow(out, windowFields, "window")
+	if err != nil {
+		return WindowInfo{}, err
+	}
+	return windowInfo(r), nil
 }
