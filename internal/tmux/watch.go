@@ -166,8 +166,13 @@ func (w *Watcher) handle(ev control.Event) {
 	case *control.Exit:
 		_ = w.stdin.Close()
 	case *control.Block:
-		if e.Flags&1 == 0 {
-			return // the attach command's own reply
+		if e.Flags&1 == 0 { // the attach command's own reply
+			if e.Error {
+				// Keep tmux's reason ("can't find session"): the client
+				// exits next, and "the client ended" would say no server.
+				w.finish(newCommandError(Command{"attach-session", "-t", w.session}, string(e.Output()), 1))
+			}
+			return
 		}
 		w.mu.Lock()
 		var wt waiter

@@ -237,3 +237,16 @@ func TestWatchersGetConcurrently(t *testing.T) {
 		t.Errorf("%d distinct watchers, %d attached; want one per session", len(seen), ws.Count())
 	}
 }
+
+// A watcher for a session that does not exist fails with tmux's reason
+// (not found), not as if the server were gone.
+func TestWatcherMissingSession(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	ws := &tmux.Watchers{Bin: srv.Bin, Env: tmuxtest.CleanEnv()}
+	defer ws.CloseAll()
+	_, err := ws.Get(srv.Socket, "$99")
+	if !errors.Is(err, tmux.ErrNotFound) || errors.Is(err, tmux.ErrNoServer) {
+		t.Errorf("err = %v, want not found", err)
+	}
+}
