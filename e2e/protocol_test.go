@@ -201,6 +201,11 @@ func TestMalformedLines(t *testing.T) {
 	for i, c := range malformedCases() {
 		p.sendBad(c.line, c.code, c.id, fmt.Sprintf(`"ping-%d"`, i))
 	}
+	// A request reusing the id of one still in flight is refused (the SDK
+	// would drop it unanswered); the first one is unaffected.
+	p.send(`{"jsonrpc":"2.0","id":"dup","method":"tools/call","params":{"name":"wait_for_channel","arguments":{"channel":"never-signalled","timeout":20}}}`)
+	time.Sleep(200 * time.Millisecond)
+	p.sendBad(`{"jsonrpc":"2.0","id":"dup","method":"ping"}`, -32600, "null", `"after-dup"`)
 	// Ids the SDK carries unchanged come back byte for byte.
 	for _, id := range []string{`9007199254740992`, `-9007199254740992`, `0`, `-5`, `"é x"`, `""`} {
 		p.send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)

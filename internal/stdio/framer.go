@@ -203,6 +203,12 @@ func (f *Framer) accept(line []byte) {
 			}
 			return
 		}
+		if m.isRequest && f.inFlight(m.key) {
+			// The SDK would drop it without an answer; answering with its id
+			// would look like the answer to the first request.
+			f.refuse(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid Request: the id of a request still in flight was used again")
+			return
+		}
 		msgs = []message{m}
 	case '[':
 		var members []json.RawMessage
@@ -381,10 +387,7 @@ func (f *Framer) checkBatch(raw []byte) ([]message, []json.RawMessage, *rpcError
 			return nil, nil, refuse("initialize must not be part of a batch")
 		}
 		if m.isRequest {
-			f.mu.Lock()
-			inFlight := f.pending[m.key]
-			f.mu.Unlock()
-			if seen[m.key] || inFlight {
+			if seen[m.key] || f.inFlight(m.key) {
 				return nil, nil, refuse("batch member %d reuses an id in flight; nothing in the batch was run", i)
 			}
 			seen[m.key] = true
@@ -392,6 +395,12 @@ func (f *Framer) checkBatch(raw []byte) ([]message, []json.RawMessage, *rpcError
 		msgs = append(msgs, m)
 	}
 	return msgs, members, nil
+}
+
+func (f *Framer) inFlight(key string) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.pending[key]
 }
 
 // track records requests passed to the SDK, and forgets those the client

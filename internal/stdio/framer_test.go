@@ -58,6 +58,9 @@ func TestFramerLines(t *testing.T) {
 		{"id kept in the error", `{"jsonrpc":"2.0","id":"a b","method":3}` + "\n", "",
 			[]string{`{"jsonrpc":"2.0","id":"a b","error":{"code":-32600,"message":"Invalid Request: method must be a string"}}`}},
 		{"notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n", `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n", nil},
+		{"id in flight used again", `{"jsonrpc":"2.0","id":5,"method":"a"}` + "\n" + `{"jsonrpc":"2.0","id":5,"method":"b"}` + "\n",
+			`{"jsonrpc":"2.0","id":5,"method":"a"}` + "\n",
+			[]string{`{"error":{"code":-32600,"message":"Invalid Request: the id of a request still in flight was used again"},"id":null,"jsonrpc":"2.0"}`}},
 		{"null params", `{"jsonrpc":"2.0","id":2,"method":"ping","params":null}`, `{"jsonrpc":"2.0","id":2,"method":"ping","params":null}` + "\n", nil},
 	}
 	for _, c := range cases {
