@@ -18,6 +18,8 @@ func main() {
 	// less eager collector trims per-call latency at little memory cost.
 	debug.SetGCPercent(400)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// The first signal starts a bounded shutdown; a second one kills at once.
+	go func() { <-ctx.Done(); stop() }()
 	code := cli.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
 	os.Exit(code)

@@ -27,6 +27,7 @@ import (
 	"github.com/tmux-mcp/tmux-mcp/internal/audit"
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/server"
+	"github.com/tmux-mcp/tmux-mcp/internal/stdio"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -151,8 +152,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	// Buffers this process created are deleted however serving ends: end of
 	// input, SIGTERM or SIGINT (a SIGKILLed process's buffers are reclaimed
 	// by the next server that uses buffers on that tmux server).
-	cleanup := func() {
-		cctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	cleanup := func(budget time.Duration) {
+		cctx, cancel := context.WithTimeout(context.Background(), budget)
 		defer cancel()
 		if err := srv.Close(cctx); err != nil {
 			logger.Warn("cleaning up buffers", "error", err)
@@ -160,12 +161,12 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	rest := fs.Args()
 	if len(rest) == 0 || rest[0] == "serve" {
-		defer cleanup()
+		defer cleanup(cleanupBudget)
 		return serve(ctx, srv, stdin, stdout, logger)
 	}
 	switch rest[0] {
 	case "call":
-		defer cleanup()
+		defer cleanup(5 * time.Second)
 		return call(ctx, srv, rest[1:], stdout, stderr)
 	case "tools":
 		if len(rest) > 1 && rest[1] == "--stats" {
@@ -186,22 +187,65 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 }
 
 // serve speaks MCP on stdin/stdout until the client closes stdin or a
-// signal arrives. Requests already received are answered first.
+// signal arrives. Either way every call in flight is cancelled at once
+// (waits answer with what they have), the answers to every request already
+// read are written, and serve returns within stopBudget.
 func serve(ctx context.Context, srv *server.Server, stdin io.Reader, stdout io.Writer, logger *slog.Logger) int {
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
 		logger.Info("tmux-mcp speaks MCP on stdin/stdout; an MCP client should start it. Try `tmux-mcp doctor` or `tmux-mcp --help`.")
 	}
-	// Answer what was received before stdin closed; waits are bounded by
-	// the configured ceiling, so that bounds the drain too.
-	maxWait := time.Duration(srv.Config().WaitMax*float64(time.Second)) + 10*time.Second
-	d := newDrainingStdio(stdin, stdout, maxWait)
-	err := srv.MCP().Run(ctx, &mcp.IOTransport{Reader: d, Writer: d})
-	if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && !strings.Contains(err.Error(), "closed") {
-		logger.Error("server stopped", "error", err)
-		return 1
+	fr := stdio.New(stdin, stdout)
+	fr.Log = logger
+	// The session is not tied to ctx: a signal must first let the calls in
+	// flight answer while the transport is still open.
+	runCtx, endRun := context.WithCancel(context.WithoutCancel(ctx))
+	defer endRun()
+	ended := make(chan error, 1)
+	go func() { ended <- srv.MCP().Run(runCtx, &mcp.IOTransport{Reader: fr, Writer: fr}) }()
+
+	var err error
+	select {
+	case err = <-ended: // the SDK ended the session itself (stdout broken)
+		srv.Shutdown()
+		fr.ReleaseEOF()
+		if err != nil && !errors.Is(err, context.Canceled) && !errors.Is(err, io.EOF) && !strings.Contains(err.Error(), "closed") {
+			logger.Error("server stopped", "error", err)
+			return 1
+		}
+		return 0
+	case <-ctx.Done():
+		logger.Info("signal received: stopping")
+	case <-fr.InputClosed():
+	}
+	signalled := ctx.Err() != nil
+	stopAt := time.Now().Add(stopBudget)
+	srv.Shutdown()
+	actx, cancel := context.WithTimeout(context.Background(), answerBudget)
+	defer cancel()
+	if !fr.WaitAnswered(actx) {
+		logger.Warn("exiting with requests unanswered", "pending", fr.Pending())
+	}
+	fr.ReleaseEOF() // end of input: the SDK ends the session
+	if signalled {
+		endRun() // stdin may still be open: Run closes the session
+	}
+	select {
+	case <-ended:
+	case <-time.After(time.Until(stopAt) - cleanupBudget):
+		logger.Warn("the MCP session did not end in time")
 	}
 	return 0
 }
+
+// The exit bound after SIGTERM, SIGINT or end of input: clients kill a
+// server that lingers for a few seconds. Calls in flight get answerBudget to
+// answer (a wait ends at once; a tmux round trip rarely takes 100 ms), and
+// releasing tmux resources (buffers, watchers) gets cleanupBudget.
+const (
+	stopBudget    = 1800 * time.Millisecond
+	answerBudget  = 1000 * time.Millisecond
+	cleanupBudget = 500 * time.Millisecond
+)
 
 func isTerminal(f *os.File) bool {
 	st, err := f.Stat()

@@ -44,6 +44,9 @@ type Server struct {
 
 	bufOnce  sync.Once
 	bufState *bufferState // this process's buffer namespace (tools_buffers.go)
+
+	stopOnce sync.Once
+	stop     *stopState // cancels calls in flight at shutdown (shutdown.go)
 }
 
 // Options are the collaborators of a Server.
@@ -168,7 +171,7 @@ func (s *Server) MCP() *mcp.Server {
 			return s.invoke(ctx, t, req, req.Params.Arguments, ""), nil
 		})
 	}
-	ms.AddReceivingMiddleware(s.gate, rs.middleware)
+	ms.AddReceivingMiddleware(s.gate, rs.middleware, s.cancelOnShutdown)
 	return ms
 }
 

@@ -339,7 +339,7 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	case <-wctx.Done():
 	}
 	stop()
-	if ctx.Err() != nil {
+	if ctx.Err() != nil && !shuttingDown(ctx) { // at shutdown: the output so far, as on a timeout
 		return RunCommandResult{}, ctx.Err()
 	}
 	rec.mu.Lock()

@@ -226,8 +226,14 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 	if err != nil && wctx.Err() == nil {
 		return WaitForTextResult{}, err
 	}
+	// A call the client cancelled gets no result; one ended by the server
+	// shutting down answers like a timeout, with what it saw so far.
+	tailCtx, tailBudget := ctx, time.Second
 	if ctx.Err() != nil {
-		return WaitForTextResult{}, ctx.Err()
+		if !shuttingDown(ctx) {
+			return WaitForTextResult{}, ctx.Err()
+		}
+		tailCtx, tailBudget = context.WithoutCancel(ctx), 300*time.Millisecond
 	}
 	if outcome == "" {
 		outcome = "timeout"
@@ -237,7 +243,7 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 		// One last rendered read for the tail, if the pane printed since the
 		// last one (otherwise the entry rows are still the tail).
 		if w.newlines > 0 || w.bytes > 0 {
-			tctx, tcancel := context.WithTimeout(ctx, time.Second)
+			tctx, tcancel := context.WithTimeout(tailCtx, tailBudget)
 			_, _ = w.renderedCheck(tctx)
 			tcancel()
 		}

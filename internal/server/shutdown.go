@@ -1,0 +1,53 @@
+package server
+
+import (
+	"context"
+	"errors"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// ErrShutdown is the cause given to the context of every call in flight
+// when the server stops (SIGTERM, SIGINT or end of input). A wait that sees
+// it answers with what it has so far instead of an error: the transport is
+// still open, and the client is owed an answer.
+var ErrShutdown = errors.New("tmux-mcp is shutting down")
+
+// Shutdown cancels every call in flight, and every call that arrives from
+// now on, with ErrShutdown as the cause. Waits end early with their partial
+// result; the serving code then writes the answers and exits. It does not
+// release tmux resources: Close does.
+func (s *Server) Shutdown() {
+	s.stopping().cancel(ErrShutdown)
+}
+
+type stopState struct {
+	ctx    context.Context
+	cancel context.CancelCauseFunc
+}
+
+func (s *Server) stopping() *stopState {
+	s.stopOnce.Do(func() {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		s.stop = &stopState{ctx: ctx, cancel: cancel}
+	})
+	return s.stop
+}
+
+// cancelOnShutdown is the receiving middleware that ties each request's
+// context to Shutdown.
+func (s *Server) cancelOnShutdown(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		release := context.AfterFunc(s.stopping().ctx, func() { cancel(ErrShutdown) })
+		defer release()
+		return next(ctx, method, req)
+	}
+}
+
+// shuttingDown reports whether ctx ended because the server is stopping,
+// as opposed to the client cancelling the call.
+func shuttingDown(ctx context.Context) bool {
+	return errors.Is(context.Cause(ctx), ErrShutdown)
+}
