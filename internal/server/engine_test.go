@@ -79,3 +79,38 @@ func TestRunDoesNotFollowRestartedServer(t *testing.T) {
 		t.Errorf("%q", msg)
 	}
 }
+
+// The first session query of a process (and the first after a tmux server
+// restart) must not count the control client that query itself attaches:
+// the own-client set is known before the answer is built.
+func TestSessionAttachedFirstQueryLeavesOutOwnClient(t *testing.T) {
+	e := newEnv(t)
+	check := func(when, tool string, args map[string]any) {
+		t.Helper()
+		var got []SessionInfo
+		if tool == "list_sessions" {
+			e.list(tool, args, &got)
+		} else {
+			var s SessionInfo
+			e.ok(tool, args, &s)
+			got = []SessionInfo{s}
+		}
+		if len(got) != 1 || got[0].SessionAttached == nil {
+			t.Fatalf("%s, %s: %+v", when, tool, got)
+		}
+		if *got[0].SessionAttached != "0" {
+			t.Errorf("%s, %s: session_attached %q, want \"0\" (tmux says %s)", when, tool, *got[0].SessionAttached,
+				e.tmux.MustRun("display-message", "-p", "-t", "main", "#{session_attached}"))
+		}
+	}
+	check("first call of the process", "list_sessions", map[string]any{})
+	check("second call", "list_sessions", map[string]any{})
+
+	e.tmux.Kill()
+	e.tmux.MustRun("new-session", "-d", "-s", "main", "sh")
+	check("first call after a tmux restart", "list_sessions", map[string]any{})
+
+	e.tmux.Kill()
+	e.tmux.MustRun("new-session", "-d", "-s", "main", "sh")
+	check("first call after another restart", "get_session_info", map[string]any{"session_name": "main"})
+}
