@@ -350,8 +350,8 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 		var ce *CommandError
 		refused := errors.As(err, &ce)
 		c.fail(fmt.Errorf("%w: attach failed: %v", ErrControlLost, err))
-		if !errors.Is(err, ErrTimeout) {
-			c.wait()
+		if !errors.Is(err, ErrTimeout) && ctx.Err() == nil {
+			c.wait() // refused or gone: it exits at once
 		}
 		return nil, !refused, err
 	}
