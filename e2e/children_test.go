@@ -113,12 +113,14 @@ func TestChildrenDieWithKilledServer(t *testing.T) {
 						waitFor++
 					}
 				}
-				return control >= wantControl && waitFor == 1
+				if control < wantControl || waitFor != 1 {
+					return false
+				}
+				// Started is not yet attached: wait until tmux lists them.
+				clients := ts.MustRun("list-clients", "-F", "#{client_control_mode}")
+				return strings.Count(clients, "1") >= wantControl
 			})
-			clients := ts.MustRun("list-clients", "-F", "#{client_control_mode}")
-			if strings.Count(clients, "1") < wantControl {
-				t.Fatalf("control clients before the kill: %q", clients)
-			}
+			var clients string
 
 			if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 				t.Fatal(err)

@@ -556,6 +556,20 @@ func (c *controlConn) read(out io.Reader) {
 				msg = "exit: " + ev.Reason
 			}
 			c.fail(fmt.Errorf("%w (%s): the command was not re-sent and may or may not have run", ErrControlLost, msg))
+		case *control.Pause:
+			// A client attached with pause-after fell behind on this pane
+			// and tmux stopped its stream: tell the owner (its subscribers
+			// missed output), then resume at once, so the stream restarts
+			// with what the pane prints next. The resume is written from
+			// another goroutine: the reader must never wait on stdin.
+			if c.onEvent != nil {
+				c.onEvent(ev)
+			}
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), DefaultTimeout)
+				defer cancel()
+				_, _ = c.send(ctx, []Command{{"refresh-client", "-A", ev.Pane + ":continue"}}, nil)
+			}()
 		default:
 			if c.onEvent != nil {
 				c.onEvent(ev)

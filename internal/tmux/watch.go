@@ -122,9 +122,8 @@ func (w *Watcher) handle(ev control.Event) {
 			s.markLost()
 		}
 		w.mu.Unlock()
-		// Resume at once: the stream restarts from what the pane prints
-		// next, and the subscribers know they missed something.
-		_ = w.send(Command{"refresh-client", "-A", e.Pane + ":continue"})
+		// The connection resumes the stream; the subscribers know they
+		// missed something.
 	case *control.SessionChanged:
 		select {
 		case <-w.ready:
