@@ -36,7 +36,9 @@ type ServerIdentity struct {
 // connection is tied to the server it reached (#{pid}, #{start_time}, and
 // the socket file): when the socket changes or the connection drops, the
 // next Run reconnects. Calls in flight when it drops fail with
-// ErrControlLost and are not re-sent.
+// ErrControlLost and are not re-sent. The connection itself (framing,
+// nonce checks, shutdown, reaping, dying with this process) is the
+// controlConn the watchers use too (conn.go).
 //
 // Commands whose result would differ between a client attached in control
 // mode and a one-shot exec client (ones that block the client's queue such
