@@ -22,30 +22,35 @@ func (s *Server) ownClientPIDs() map[int]bool {
 var clientFields = []string{"client_pid", "session_id"}
 
 // sessionQuery runs cmds (the last one a session query printing fields)
-// and, in the same round trip while we have clients attached, lists the
-// clients, so that session_attached can leave ours out. It returns the
-// session rows and how many of our clients each session has.
+// and, in the same round trip, lists the clients, so that session_attached
+// can leave ours out. It returns the session rows and how many of our
+// clients each session has.
+//
+// The client list is asked for on every query, and our own clients are
+// read both before and after the round trip: the round trip itself may
+// attach a control client (the first call of the process, or the first
+// after a tmux server restart), and a watcher may attach or go away while
+// it runs. A pid in either set is ours: tmux lists a client by the pid of
+// the process we started, and we never share those processes.
 func (c *Call) sessionQuery(ctx context.Context, sock tmux.Socket, fields []string, cmds ...tmux.Command) ([]tmux.Row, map[string]int, error) {
 	own := c.ownClientPIDs()
-	if len(own) > 0 {
-		cmds = append(cmds, tmux.Command{"list-clients", "-F", tmux.Format(clientFields...)})
-	}
+	cmds = append(cmds, tmux.Command{"list-clients", "-F", tmux.Format(clientFields...)})
 	outs, err := c.tmux.Run(ctx, sock, cmds...)
 	if err != nil {
 		return nil, nil, err
 	}
+	for p := range c.ownClientPIDs() {
+		own[p] = true
+	}
 	last := len(cmds) - 1
 	ours := map[string]int{}
-	if len(own) > 0 {
-		clients, _ := tmux.ParseRows(outs[last], clientFields)
-		for _, cl := range clients {
-			if pid, err := strconv.Atoi(cl["client_pid"]); err == nil && own[pid] {
-				ours[cl["session_id"]]++
-			}
+	clients, _ := tmux.ParseRows(outs[last], clientFields)
+	for _, cl := range clients {
+		if pid, err := strconv.Atoi(cl["client_pid"]); err == nil && own[pid] {
+			ours[cl["session_id"]]++
 		}
-		last--
 	}
-	rows, err := tmux.ParseRows(outs[last], fields)
+	rows, err := tmux.ParseRows(outs[last-1], fields)
 	return rows, ours, err
 }
 

@@ -1,13 +1,17 @@
 package server
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
@@ -77,5 +81,95 @@ func TestRunDoesNotFollowRestartedServer(t *testing.T) {
 	msg, _ := e.fail("wait_for_run", map[string]any{"run_id": *r.RunID, "timeout": 3})
 	if !strings.Contains(msg, "restarted") && !strings.Contains(msg, "went away") {
 		t.Errorf("%q", msg)
+	}
+}
+
+// The first session query of a process (and the first after a tmux server
+// restart) must not count the control client that query itself attaches:
+// the own-client set is known before the answer is built.
+func TestSessionAttachedFirstQueryLeavesOutOwnClient(t *testing.T) {
+	e := newEnv(t)
+	check := func(when, tool string, args map[string]any) {
+		t.Helper()
+		var got []SessionInfo
+		if tool == "list_sessions" {
+			e.list(tool, args, &got)
+		} else {
+			var s SessionInfo
+			e.ok(tool, args, &s)
+			got = []SessionInfo{s}
+		}
+		if len(got) != 1 || got[0].SessionAttached == nil {
+			t.Fatalf("%s, %s: %+v", when, tool, got)
+		}
+		if *got[0].SessionAttached != "0" {
+			t.Errorf("%s, %s: session_attached %q, want \"0\" (tmux says %s)", when, tool, *got[0].SessionAttached,
+				e.tmux.MustRun("display-message", "-p", "-t", "main", "#{session_attached}"))
+		}
+	}
+	check("first call of the process", "list_sessions", map[string]any{})
+	check("second call", "list_sessions", map[string]any{})
+
+	e.tmux.Kill()
+	e.tmux.MustRun("new-session", "-d", "-s", "main", "sh")
+	check("first call after a tmux restart", "list_sessions", map[string]any{})
+
+	e.tmux.Kill()
+	e.tmux.MustRun("new-session", "-d", "-s", "main", "sh")
+	check("first call after another restart", "get_session_info", map[string]any{"session_name": "main"})
+}
+
+// hangingTmux writes a fake tmux that records each invocation in the
+// returned file and then hangs.
+func hangingTmux(t *testing.T) (bin, calls string) {
+	t.Helper()
+	dir := t.TempDir()
+	calls = filepath.Join(dir, "calls")
+	bin = filepath.Join(dir, "tmux")
+	script := "#!/bin/sh\necho \"$*\" >> '" + calls + "'\nexec sleep 1000\n"
+	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return bin, calls
+}
+
+func countLines(t *testing.T, path string) int {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return strings.Count(string(b), "\n")
+}
+
+// A hanging tmux binary costs a read-only call its timeout once: the call
+// fails with a timeout error naming the wait, and is not tried again.
+func TestHangingTmuxTimesOutOnceWithoutRetry(t *testing.T) {
+	const timeout = 300 * time.Millisecond
+	for _, engine := range []string{"exec", "control"} {
+		t.Run(engine, func(t *testing.T) {
+			bin, calls := hangingTmux(t)
+			var r tmux.Runner = &tmux.ExecRunner{Bin: bin, Env: tmuxtest.CleanEnv(), Timeout: timeout}
+			if engine == "control" {
+				cr := &tmux.ControlRunner{Bin: bin, Env: tmuxtest.CleanEnv(), Timeout: timeout}
+				t.Cleanup(func() { _ = cr.Close() })
+				r = cr
+			}
+			cfg := configT{SocketName: "tmux-mcp-hang-" + engine, TmuxBin: bin, Safety: config.Destructive, WaitMax: config.DefaultWaitMax}
+			e := newEnvWith(t, nil, cfg, r)
+			start := time.Now()
+			msg, meta := e.fail("list_sessions", map[string]any{})
+			took := time.Since(start)
+			t.Logf("%s: %q after %s", engine, msg, took)
+			if !strings.Contains(msg, "timed out after") || meta["error_type"] != "TmuxTimeout" {
+				t.Errorf("error %q (%v)", msg, meta["error_type"])
+			}
+			if n := countLines(t, calls); n != 1 {
+				t.Errorf("tmux was started %d times for one call; a timed-out read must not be retried", n)
+			}
+			if took > 3*timeout+time.Second {
+				t.Errorf("the call took %s with a %s timeout", took, timeout)
+			}
+		})
 	}
 }

@@ -104,17 +104,19 @@ func errorResult(te *ToolError) *mcp.CallToolResult {
 
 // retryable reports whether a read-only call may be tried once more: only a
 // tmux failure that could be transient, never a missing or ambiguous
-// object, a missing binary, bad input or a dead server.
+// object, a missing binary, bad input or a dead server, and never a
+// timeout: a tmux that did not answer within the bound will not answer a
+// second try sooner, and retrying doubled the wait.
 func retryable(err error) bool {
 	var te *ToolError
 	if errors.As(err, &te) && te.Err == nil {
 		return false
 	}
-	for _, permanent := range []error{tmux.ErrTooLong, tmux.ErrNotFound, tmux.ErrAmbiguous, tmux.ErrTmuxMissing, tmux.ErrNoServer, tmux.ErrBadID, context.Canceled} {
+	for _, permanent := range []error{tmux.ErrTooLong, tmux.ErrNotFound, tmux.ErrAmbiguous, tmux.ErrTmuxMissing, tmux.ErrNoServer, tmux.ErrBadID, tmux.ErrTimeout, context.Canceled, context.DeadlineExceeded} {
 		if errors.Is(err, permanent) {
 			return false
 		}
 	}
 	var ce *tmux.CommandError
-	return errors.As(err, &ce) || errors.Is(err, tmux.ErrTimeout) || errors.Is(err, tmux.ErrControlLost)
+	return errors.As(err, &ce) || errors.Is(err, tmux.ErrControlLost)
 }

@@ -58,8 +58,43 @@ type Runner interface {
 }
 
 // DefaultTimeout bounds a tmux call whose context carries no deadline, so a
-// wedged tmux server can never hang a tool forever.
+// wedged tmux server (or a hanging tmux binary) can never hang a tool
+// forever. Runners take their own bound (Timeout) for tests.
 const DefaultTimeout = 10 * time.Second
+
+// withTimeout bounds ctx by d (DefaultTimeout when 0) unless it already
+// has a deadline: a caller's own deadline (a wait that may take minutes,
+// the wait-for child) is kept as it is.
+func withTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	if d <= 0 {
+		d = DefaultTimeout
+	}
+	return context.WithTimeout(ctx, d)
+}
+
+// ctxError is the error of a call whose ctx ended: ErrTimeout naming how
+// long the call waited and its first command, or the cancellation.
+func ctxError(ctx context.Context, cmds []Command, start time.Time) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		name := "?"
+		if len(cmds) > 0 && len(cmds[0]) > 0 {
+			name = cmds[0][0]
+		}
+		return fmt.Errorf("%w after %s (%s)", ErrTimeout, roundWait(time.Since(start)), name)
+	}
+	return ctx.Err()
+}
+
+// roundWait renders a waited duration the way a person would say it.
+func roundWait(d time.Duration) time.Duration {
+	if d >= time.Second {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Millisecond)
+}
 
 // maxOutput bounds what one round trip may return, so a runaway reply cannot
 // exhaust memory. Two hundred full 3000-line histories fit well inside it.
@@ -77,6 +112,9 @@ type ExecRunner struct {
 	// OnSpawn, when set, is called before every tmux process starts; tests
 	// and benchmarks count round trips with it.
 	OnSpawn func(argv []string)
+	// Timeout bounds a call whose context has no deadline; 0 means
+	// DefaultTimeout.
+	Timeout time.Duration
 }
 
 func (r *ExecRunner) bin() string { return binOrDefault(r.Bin) }
@@ -170,11 +208,9 @@ func (r *ExecRunner) runChain(ctx context.Context, sock Socket, cmds ...Command)
 			}
 		}
 	}
-	if _, ok := ctx.Deadline(); !ok {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
-		defer cancel()
-	}
+	start := time.Now()
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
 
 	argv := append([]string{"-u"}, sock.Args()...)
 	var marker string
@@ -203,14 +239,17 @@ func (r *ExecRunner) runChain(ctx context.Context, sock Socket, cmds ...Command)
 	stdout.limit = maxOutput
 	cmd.Stdout = &stdout
 	cmd.Stderr = &stderr
-	runErr := cmd.Run()
+	runErr := startChild(cmd)
+	if runErr == nil {
+		runErr = cmd.Wait()
+	}
 
 	outs := splitMarked(stdout.Bytes(), marker, len(cmds))
 	if runErr == nil && !stdout.overflow {
 		return outs, nil
 	}
 	if ctx.Err() != nil {
-		return nil, ctxError(ctx, cmds)
+		return nil, ctxError(ctx, cmds, start)
 	}
 	if stdout.overflow {
 		return nil, fmt.Errorf("tmux: reply larger than %d bytes", maxOutput)

@@ -1,12 +1,9 @@
 package tmux
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os/exec"
 	"sync"
 	"time"
 
@@ -26,25 +23,15 @@ type Watcher struct {
 	sock    Socket
 	session string
 
-	cmd   *exec.Cmd
-	stdin io.WriteCloser
+	c *controlConn
 
 	mu      sync.Mutex
 	subs    map[string]map[*Subscription]struct{} // pane id -> subscriptions
-	waiters []waiter                              // replies we wait for, in order
 	done    chan struct{}
 	ready   chan struct{} // closed once tmux has attached us (%session-changed)
 	err     error
 	idle    *time.Timer
 	onClose func()
-}
-
-// waiter receives one reply block. before, when set, runs on the reader
-// goroutine just before the block is handed over, so it sees the output
-// stream exactly up to the reply.
-type waiter struct {
-	ch     chan *control.Block
-	before func()
 }
 
 // pauseAfter is how far (seconds) a pane's stream may fall behind before
@@ -55,43 +42,62 @@ const pauseAfter = 3
 // back-to-back waits reuse it.
 var watchIdle = 5 * time.Second
 
+// watchAttachTimeout bounds how long attaching a watcher may take.
+const watchAttachTimeout = 5 * time.Second
+
 // startWatcher attaches a watcher to session (an id like "$1").
 func startWatcher(bin string, env []string, sock Socket, session string) (*Watcher, error) {
 	if _, err := ParseSessionID(session); err != nil {
 		return nil, err
 	}
-	args := append([]string{"-u"}, sock.Args()...)
+	attach := Command{"attach-session", "-t", session, "-f", fmt.Sprintf("ignore-size,pause-after=%d", pauseAfter)}
+	argv := append([]string{bin, "-u"}, sock.Args()...)
 	// -N: never start a server; attach-session never creates a session.
-	args = append(args, "-N", "-C", "attach-session", "-t", session, "-f", fmt.Sprintf("ignore-size,pause-after=%d", pauseAfter))
-	cmd := exec.Command(bin, args...)
-	if env != nil {
-		cmd.Env = env
-	}
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, startError(bin, err)
-	}
-	w := &Watcher{sock: sock, session: session, cmd: cmd, stdin: stdin,
+	argv = append(append(argv, "-N", "-C"), attach...)
+	w := &Watcher{sock: sock, session: session,
 		subs: map[string]map[*Subscription]struct{}{}, done: make(chan struct{}), ready: make(chan struct{})}
-	go w.read(stdout)
+	c, err := startControl(argv, env, w.handle)
+	if err != nil {
+		return nil, err
+	}
+	w.c = c
+	go func() {
+		<-c.dead
+		w.finish(w.connErr())
+	}()
 	// Commands sent before the attach completes run before it, and output
-	// printed then is not streamed to us: wait until tmux says we are in.
+	// printed then is not streamed to us: wait until tmux says we are in
+	// (%session-changed follows the attach command's reply).
+	if err := c.waitAttached(context.Background(), watchAttachTimeout, attach); err != nil {
+		c.close(fmt.Errorf("%w: attach failed: %v", ErrControlLost, err))
+		if errors.Is(err, ErrTimeout) {
+			return nil, fmt.Errorf("%w: attaching a control client to session %s", ErrTimeout, session)
+		}
+		<-w.done
+		return nil, fmt.Errorf("attaching to session %s: %w", session, w.Err())
+	}
 	select {
 	case <-w.ready:
 		return w, nil
 	case <-w.done:
 		return nil, fmt.Errorf("attaching to session %s: %w", session, w.Err())
-	case <-time.After(5 * time.Second):
+	case <-time.After(watchAttachTimeout):
 		w.Close()
 		return nil, fmt.Errorf("%w: attaching a control client to session %s", ErrTimeout, session)
 	}
+}
+
+// connErr is the watcher's error for its ended connection: tmux's refusal
+// of the attach (so "can't find session" is not reported as "no server"),
+// a forged reply, or the client's end.
+func (w *Watcher) connErr() error {
+	if msg := w.c.attachRefusal(); msg != "" {
+		return newCommandError(Command{"attach-session", "-t", w.session}, msg, 1)
+	}
+	if err := w.c.err(); errors.Is(err, ErrOutOfStep) {
+		return err
+	}
+	return fmt.Errorf("%w: the tmux control client for session %s ended", ErrNoServer, w.session)
 }
 
 // Done is closed when the watcher's connection ends.
@@ -102,26 +108,6 @@ func (w *Watcher) Err() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.err
-}
-
-func (w *Watcher) read(stdout io.Reader) {
-	r := bufio.NewReaderSize(stdout, 256<<10)
-	p := control.Parser{MaxBlock: maxOutput}
-	// One line buffer for the whole stream (the parser copies what it
-	// keeps): %output lines are the hot path of every wait.
-	var line []byte
-	for {
-		var err error
-		line, err = readLine(r, line[:0], maxOutput+1)
-		if err == nil || len(line) > 0 {
-			w.handle(p.Parse(line))
-		}
-		if err != nil {
-			break
-		}
-	}
-	_ = w.cmd.Wait()
-	w.finish(fmt.Errorf("%w: the tmux control client for session %s ended", ErrNoServer, w.session))
 }
 
 func (w *Watcher) handle(ev control.Event) {
@@ -136,9 +122,8 @@ func (w *Watcher) handle(ev control.Event) {
 			s.markLost()
 		}
 		w.mu.Unlock()
-		// Resume at once: the stream restarts from what the pane prints
-		// next, and the subscribers know they missed something.
-		_ = w.send(Command{"refresh-client", "-A", e.Pane + ":continue"}, nil)
+		// The connection resumes the stream; the subscribers know they
+		// missed something.
 	case *control.SessionChanged:
 		select {
 		case <-w.ready:
@@ -162,29 +147,6 @@ func (w *Watcher) handle(ev control.Event) {
 	case *control.SubscriptionChanged:
 		if e.Name == structureSubscription {
 			w.wakeStructure()
-		}
-	case *control.Exit:
-		_ = w.stdin.Close()
-	case *control.Block:
-		if e.Flags&1 == 0 { // the attach command's own reply
-			if e.Error {
-				// Keep tmux's reason ("can't find session"): the client
-				// exits next, and "the client ended" would say no server.
-				w.finish(newCommandError(Command{"attach-session", "-t", w.session}, string(e.Output()), 1))
-			}
-			return
-		}
-		w.mu.Lock()
-		var wt waiter
-		if len(w.waiters) > 0 {
-			wt, w.waiters = w.waiters[0], w.waiters[1:]
-		}
-		w.mu.Unlock()
-		if wt.before != nil {
-			wt.before()
-		}
-		if wt.ch != nil {
-			wt.ch <- e
 		}
 	}
 }
@@ -251,8 +213,6 @@ func (w *Watcher) finish(err error) {
 	if w.err == nil {
 		w.err = err
 	}
-	waiters := w.waiters
-	w.waiters = nil
 	for _, set := range w.subs {
 		for s := range set {
 			s.markMoved()
@@ -265,48 +225,16 @@ func (w *Watcher) finish(err error) {
 	}
 	onClose := w.onClose
 	w.mu.Unlock()
-	for _, wt := range waiters {
-		close(wt.ch)
-	}
 	if onClose != nil {
 		onClose()
 	}
 }
 
-// send writes one command line; when reply is not nil the reply block is
-// delivered on it (closed if the connection ends first).
-func (w *Watcher) send(cmd Command, reply chan *control.Block) error {
-	return w.sendWith(cmd, reply, nil)
-}
-
-func (w *Watcher) sendWith(cmd Command, reply chan *control.Block, before func()) error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.sendLocked(cmd, reply, before)
-}
-
-// sendLocked is sendWith for a caller that holds w.mu, so that commands
-// sent while changing the subscriber set go out in the order of the
-// changes.
-func (w *Watcher) sendLocked(cmd Command, reply chan *control.Block, before func()) error {
-	line, err := control.Quote(cmd)
-	if err != nil {
-		return err
-	}
-	select {
-	case <-w.done:
-		return w.err
-	default:
-	}
-	if reply == nil {
-		reply = make(chan *control.Block, 1) // nobody waits; keep the order
-	}
-	w.waiters = append(w.waiters, waiter{ch: reply, before: before})
-	if _, err := io.WriteString(w.stdin, line+"\n"); err != nil {
-		w.waiters = w.waiters[:len(w.waiters)-1]
-		return err
-	}
-	return nil
+// send writes one command nobody waits for; its reply keeps its place in
+// the stream and is dropped.
+func (w *Watcher) send(cmd Command) error {
+	_, err := w.c.send(context.Background(), []Command{cmd}, nil)
+	return err
 }
 
 // Command runs commands on the watcher's own connection. Their replies are
@@ -334,70 +262,37 @@ func (w *Watcher) SubscribeAndRun(ctx context.Context, pane, window string, cmds
 	return s, outs, nil
 }
 
-// ErrOutOfStep: a watcher's replies no longer line up with its commands
-// (pane text forged a reply block); the watcher is closed.
+// ErrOutOfStep: a control connection's replies no longer line up with its
+// commands (pane text forged a reply block or a line outside one); the
+// connection is closed.
 var ErrOutOfStep = errors.New("tmux control replies out of step")
 
-// command sends cmds followed by a nonce command and checks that the nonce
-// comes back last, so a reply block forged by pane text (a capture can hold
-// any line) is detected instead of shifting replies. before runs on the
-// reader goroutine when the nonce reply arrives.
+// command runs cmds as one call on the connection, framed with nonce
+// markers (see ctlCall), so a reply block forged by pane text (a capture
+// can hold any line) is detected instead of shifting replies. before runs
+// on the reader goroutine when the last command's reply arrives, so the
+// stream starts right after it.
 func (w *Watcher) command(ctx context.Context, before func(), cmds ...Command) ([][]byte, error) {
-	nonce := newNonce(8)
-	// before belongs to the last real command, so the stream starts right
-	// after it, not after the nonce.
-	outs, err := w.rawCommand(ctx, before, max(len(cmds)-1, 0), append(append([]Command{}, cmds...), Command{"display-message", "-p", nonce})...)
-	if err != nil {
-		return outs, err
+	if len(cmds) == 0 {
+		return nil, nil
 	}
-	if string(outs[len(outs)-1]) != nonce+"\n" {
-		go w.Close()
-		return nil, ErrOutOfStep
+	outs, err := w.c.run(ctx, cmds, before)
+	switch {
+	case err == nil:
+		return outs, nil
+	case errors.Is(err, ErrOutOfStep):
+		return nil, err
+	case errors.Is(err, errNotSent), errors.Is(err, ErrControlLost):
+		<-w.done
+		return outs, w.Err()
 	}
-	return outs[:len(outs)-1], nil
-}
-
-func (w *Watcher) rawCommand(ctx context.Context, before func(), beforeAt int, cmds ...Command) ([][]byte, error) {
-	chans := make([]chan *control.Block, len(cmds))
-	for i, c := range cmds {
-		chans[i] = make(chan *control.Block, 1)
-		var b func()
-		if i == beforeAt {
-			b = before
-		}
-		if err := w.sendWith(c, chans[i], b); err != nil {
-			return nil, err
-		}
-	}
-	outs := make([][]byte, 0, len(cmds))
-	for i, ch := range chans {
-		select {
-		case b, ok := <-ch:
-			if !ok {
-				return outs, w.Err()
-			}
-			if b.Error {
-				return outs, newCommandError(cmds[i], string(b.Output()), 1)
-			}
-			outs = append(outs, b.Output())
-		case <-ctx.Done():
-			return outs, ctx.Err()
-		case <-w.done:
-			return outs, w.Err()
-		}
-	}
-	return outs, nil
+	return outs, err
 }
 
 // Close detaches the watcher.
 func (w *Watcher) Close() {
-	_ = w.stdin.Close()
-	select {
-	case <-w.done:
-	case <-time.After(2 * time.Second):
-		_ = w.cmd.Process.Kill()
-		<-w.done
-	}
+	w.c.close(fmt.Errorf("%w: watcher closed", ErrControlLost))
+	w.finish(fmt.Errorf("%w: the tmux control client for session %s ended", ErrNoServer, w.session))
 }
 
 // Subscribe starts collecting a pane's output. window is the pane's window
@@ -410,7 +305,7 @@ func (w *Watcher) Subscribe(pane, window string) *Subscription {
 		if pane == StructurePane {
 			// Best effort: without it, changes in the watched session and
 			// window-level changes elsewhere still arrive as events.
-			_ = w.sendLocked(Command{"refresh-client", "-B", structureSubscription + "::" + structureFormat}, nil, nil)
+			_ = w.send(Command{"refresh-client", "-B", structureSubscription + "::" + structureFormat})
 		}
 	}
 	w.subs[pane][s] = struct{}{}
@@ -432,7 +327,7 @@ func (w *Watcher) unsubscribe(s *Subscription) {
 	if len(w.subs[s.Pane]) == 0 {
 		delete(w.subs, s.Pane)
 		if s.Pane == StructurePane {
-			_ = w.sendLocked(Command{"refresh-client", "-B", structureSubscription}, nil, nil)
+			_ = w.send(Command{"refresh-client", "-B", structureSubscription})
 		}
 	}
 	if len(w.subs) == 0 && w.idle == nil {

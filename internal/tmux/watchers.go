@@ -132,8 +132,8 @@ func (ws *Watchers) PIDs() map[int]bool {
 	defer ws.mu.Unlock()
 	out := map[int]bool{}
 	for _, w := range ws.m {
-		if w.cmd.Process != nil {
-			out[w.cmd.Process.Pid] = true
+		if pid := w.c.pid(); pid != 0 {
+			out[pid] = true
 		}
 	}
 	return out
