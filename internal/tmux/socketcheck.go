@@ -67,10 +67,10 @@ func CheckSocketInDir(dir, name string) error {
 	if len(p) > MaxSocketPath {
 		return refuse("makes a socket path longer than the %d bytes a unix socket address holds (in %s)", MaxSocketPath, dir)
 	}
-	if err := checkExisting(p); !errors.Is(err, errNoFile) {
+	if err := checkExisting(p); err != nil && !errors.Is(err, errNoFile) {
 		return err
 	}
-	return nil
+	return checkLock(p)
 }
 
 // ExpandHome expands a leading "~" or "~/" to the home directory. Other
@@ -91,7 +91,8 @@ func ExpandHome(p string) (string, error) {
 // against the working directory of whoever runs it) and fit a socket
 // address. If something exists there it must be a socket (or a symlink to
 // one); if nothing does, its directory must exist and be safe to create a
-// socket in (see checkSocketDir).
+// socket in (see checkSocketDir). The lock file tmux uses beside it must
+// hold nothing worth keeping (checkLock).
 func CheckSocketPath(p string) (string, error) {
 	switch {
 	case p == "":
@@ -110,10 +111,34 @@ func CheckSocketPath(p string) (string, error) {
 		return "", refuse("must be an absolute path (or start with ~/): a relative path would resolve against the server's working directory")
 	}
 	err = checkExisting(p)
-	if !errors.Is(err, errNoFile) {
+	if err != nil && !errors.Is(err, errNoFile) {
 		return p, err
 	}
+	if lerr := checkLock(p); lerr != nil {
+		return p, lerr
+	}
+	if err == nil {
+		return p, nil
+	}
 	return p, checkSocketDir(filepath.Dir(p))
+}
+
+// checkLock refuses a socket path whose lock file tmux would delete: to
+// start a server, tmux creates <path>.lock, and the new server unlinks it
+// (client.c, server.c), whatever it was. Only an empty regular file, the
+// leftover of a tmux that died while starting, may be there.
+func checkLock(p string) error {
+	fi, err := os.Lstat(p + ".lock")
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return statRefusal(err)
+	}
+	if fi.Mode().IsRegular() && fi.Size() == 0 {
+		return nil
+	}
+	return refuse("%s exists at the path plus \".lock\", which tmux deletes when it starts a server there; choose another path", kind(fi.Mode()))
 }
 
 // errNoFile: nothing exists at the path (its directory may still be
@@ -204,6 +229,10 @@ func kind(m fs.FileMode) string {
 		return "a named pipe"
 	case m&fs.ModeDevice != 0:
 		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symlink"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
 	}
 	return "a file"
 }

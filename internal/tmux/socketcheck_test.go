@@ -101,6 +101,18 @@ func TestCheckSocketPath(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	for name, content := range map[string]string{"Cargo.lock": "keep me", "stale.lock": "", "sock.lock": "keep me"} {
+		if err := os.WriteFile(filepath.Join(own, name), []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sock3 := filepath.Join(own, "sock3")
+	listen(t, sock3)
+	sock2 := filepath.Join(own, "sock2")
+	listen(t, sock2)
+	if err := os.Mkdir(sock2+".lock", 0o700); err != nil {
+		t.Fatal(err)
+	}
 	open := mk("open", 0o777)
 	groupW := mk("groupw", 0o770)
 	sticky := mk("sticky", 0o777|os.ModeSticky)
@@ -111,8 +123,12 @@ func TestCheckSocketPath(t *testing.T) {
 		name, path, rule string // rule "" when valid
 	}
 	cases := []tc{
-		{"socket", sock, ""},
+		{"socket", sock3, ""},
+		{"socket with a non-empty .lock", sock, `a regular file exists at the path plus ".lock"`},
+		{"socket with a .lock directory", sock2, `a directory exists at the path plus ".lock"`},
 		{"symlink to socket", linkSock, ""},
+		{"new beside an empty .lock", filepath.Join(own, "stale"), ""},
+		{"new beside a non-empty .lock", filepath.Join(own, "Cargo"), `a regular file exists at the path plus ".lock"`},
 		{"new in own dir", filepath.Join(own, "new"), ""},
 		{"new in sticky dir", filepath.Join(sticky, "new"), ""},
 		{"new under ~", "~/new", ""},
