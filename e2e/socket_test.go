@@ -20,6 +20,7 @@ import (
 
 // run is one run of the built binary.
 type run struct {
+	bin  string // the built binary when empty
 	args []string
 	env  []string
 	dir  string
@@ -32,7 +33,11 @@ func (r run) exec(t *testing.T) (stdout, stderr string, code int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary, r.args...)
+	bin := r.bin
+	if bin == "" {
+		bin = binary
+	}
+	cmd := exec.CommandContext(ctx, bin, r.args...)
 	cmd.Env, cmd.Dir = r.env, r.dir
 	if r.cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: r.cred}
@@ -191,12 +196,22 @@ func TestSocketDirectoryRuleAsAnotherUser(t *testing.T) {
 	const uid, gid = 65534, 65534
 	cred := &syscall.Credential{Uid: uid, Gid: gid, Groups: []uint32{}}
 	bin := tmuxtest.Bin(t)
-	// The other user must reach the binary.
-	if err := os.Chmod(filepath.Dir(binary), 0o755); err != nil {
+	// Under /tmp, not $TMPDIR, whose parents the other user may not be
+	// able to enter; the binary is copied there for the same reason.
+	base, err := os.MkdirTemp("/tmp", "skt")
+	if err != nil {
+		t.Skipf("no directory under /tmp: %v", err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(base) })
+	if err := os.Chmod(base, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	base := socketTestDir(t)
-	if err := os.Chmod(base, 0o755); err != nil {
+	exe, err := os.ReadFile(binary)
+	if err != nil {
+		t.Fatal(err)
+	}
+	self := filepath.Join(base, "tmux-mcp")
+	if err := os.WriteFile(self, exe, 0o755); err != nil {
 		t.Fatal(err)
 	}
 	mkdir := func(name string, mode os.FileMode, owner int) string {
@@ -231,7 +246,7 @@ func TestSocketDirectoryRuleAsAnotherUser(t *testing.T) {
 		d := mkdir(tc.dir, tc.mode, tc.own)
 		sock := filepath.Join(d, "s")
 		t.Cleanup(func() { killSockets(bin, cred, env, sock) })
-		out, errOut, code := run{args: []string{"call", "create_session", fmt.Sprintf(`{"socket_path": %q, "session_name": "t"}`, sock)}, env: env, dir: home, cred: cred}.exec(t)
+		out, errOut, code := run{bin: self, args: []string{"call", "create_session", fmt.Sprintf(`{"socket_path": %q, "session_name": "t"}`, sock)}, env: env, dir: home, cred: cred}.exec(t)
 		created := false
 		if fi, err := os.Lstat(sock); err == nil && fi.Mode()&fs.ModeSocket != 0 {
 			created = true
