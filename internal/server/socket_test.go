@@ -375,3 +375,17 @@ func TestReadToolsCreateNoFiles(t *testing.T) {
 		t.Errorf("socket_path directory changed:\n%s", strings.Join(d, "\n"))
 	}
 }
+
+// TestSocketPathTildeExpands: "~/" in socket_path is the home directory
+// (tmux would take "~" as a directory name relative to its working
+// directory), and the answer names the expanded path.
+func TestSocketPathTildeExpands(t *testing.T) {
+	home := shortDir(t)
+	t.Setenv("HOME", home)
+	e := newEnv(t)
+	var info ServerInfo
+	e.ok("get_server_info", map[string]any{"socket_path": "~/s"}, &info)
+	if info.IsAlive || info.SocketPath == nil || *info.SocketPath != filepath.Join(home, "s") {
+		t.Errorf("got %+v, want a dead server at %s", info, filepath.Join(home, "s"))
+	}
+}
