@@ -267,7 +267,10 @@ func stringArgs(t *Tool) []string {
 // with a validation error that names the field, except in the arguments
 // that reach tmux through a file (nulAllowed).
 func TestNULIsAValidationErrorNamingTheField(t *testing.T) {
-	e := newEnv(t, withConfig(func(c *configT) { c.PromptsAsTools = true }))
+	// Its own socket directory: list_servers scans it (never other tests' servers).
+	tmp := shortDir(t)
+	t.Setenv("TMUX_TMPDIR", tmp)
+	e := newEnv(t, withConfig(func(c *configT) { c.PromptsAsTools = true; c.TmuxTmpdir = tmp }))
 	tried := 0
 	for _, tool := range e.srv.Visible() {
 		for _, field := range stringArgs(tool) {
@@ -294,6 +297,7 @@ func TestNULIsAValidationErrorNamingTheField(t *testing.T) {
 	if tried < 100 {
 		t.Errorf("only %d string arguments tried", tried)
 	}
+	t.Logf("%d string arguments of %d tools refused a NUL", tried, len(e.srv.Visible()))
 
 	// Nested fields, map members, values tmux never sees as one argument,
 	// and over-long socket selections.
