@@ -129,6 +129,18 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		cfg.Engine = engine
 		warns = append(warns, w)
 	}
+	fs.Visit(func(f *flag.Flag) {
+		switch f.Name {
+		case "socket":
+			cfg.SocketNameFrom = "--socket"
+		case "socket-path":
+			cfg.SocketPathFrom = "--socket-path"
+		}
+	})
+	if err := cfg.CheckSocket(); err != nil {
+		fmt.Fprintln(stderr, "tmux-mcp:", err)
+		return 2
+	}
 
 	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	for _, w := range warns {

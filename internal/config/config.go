@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
 // Tier is a safety tier. A tool is visible when its tier is at most the
@@ -122,6 +124,8 @@ func ParseCaller(tmuxVar, paneVar string) Caller {
 type Config struct {
 	SocketName      string
 	SocketPath      string
+	SocketNameFrom  string // variable or flag that set SocketName, for messages; see SocketNameSource
+	SocketPathFrom  string // variable or flag that set SocketPath
 	TmuxBin         string
 	Safety          Tier
 	WaitMax         float64 // seconds, clamped to [MinWaitMax, MaxWaitMax]
@@ -161,8 +165,8 @@ func lookup(env Getenv, ours, theirs string) (string, string) {
 func FromEnv(env Getenv) (Config, []Warning, error) {
 	var warns []Warning
 	c := Config{Safety: Mutating, WaitMax: DefaultWaitMax, SuppressHistory: true, TmuxBin: "tmux", Engine: "control"}
-	c.SocketName, _ = lookup(env, "TMUX_MCP_SOCKET", "LIBTMUX_SOCKET")
-	c.SocketPath, _ = lookup(env, "TMUX_MCP_SOCKET_PATH", "LIBTMUX_SOCKET_PATH")
+	c.SocketName, c.SocketNameFrom = lookup(env, "TMUX_MCP_SOCKET", "LIBTMUX_SOCKET")
+	c.SocketPath, c.SocketPathFrom = lookup(env, "TMUX_MCP_SOCKET_PATH", "LIBTMUX_SOCKET_PATH")
 	if v, _ := lookup(env, "TMUX_MCP_TMUX_BIN", "LIBTMUX_TMUX_BIN"); v != "" {
 		c.TmuxBin = v
 	}
@@ -228,6 +232,48 @@ func SplitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// SocketNameSource names where SocketName came from (TMUX_MCP_SOCKET
+// unless a loader said otherwise).
+func (c Config) SocketNameSource() string {
+	if c.SocketNameFrom != "" {
+		return c.SocketNameFrom
+	}
+	return "TMUX_MCP_SOCKET"
+}
+
+// SocketPathSource names where SocketPath came from.
+func (c Config) SocketPathSource() string {
+	if c.SocketPathFrom != "" {
+		return c.SocketPathFrom
+	}
+	return "TMUX_MCP_SOCKET_PATH"
+}
+
+// CheckSocket stops start-up on a configured socket that tmux must not be
+// given (tmux.CheckSocketName, tmux.CheckSocketPath): a server started on
+// such a path replaces whatever file is there. Both settings are checked,
+// though the path wins when both are set. The message names the variable or
+// flag and the rule, not the value. Tool calls check again, since the file
+// system changes after start-up.
+func (c Config) CheckSocket() error {
+	if c.SocketName != "" {
+		if err := tmux.CheckSocketName(c.SocketName); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrInvalid, c.SocketNameSource(), err)
+		}
+		if c.SocketPath == "" {
+			if err := tmux.CheckSocketInDir(c.SocketDir(), c.SocketName); err != nil {
+				return fmt.Errorf("%w: %s: %w", ErrInvalid, c.SocketNameSource(), err)
+			}
+		}
+	}
+	if c.SocketPath != "" {
+		if _, err := tmux.CheckSocketPath(c.SocketPath); err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrInvalid, c.SocketPathSource(), err)
+		}
+	}
+	return nil
 }
 
 // SocketDir is where tmux keeps sockets for this user: $TMUX_TMPDIR (or

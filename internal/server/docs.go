@@ -73,8 +73,8 @@ func ToolsMarkdown() (string, error) {
 // that tools/list leaves undescribed to stay small (see SocketArgs); the
 // generated docs still explain every argument.
 var sharedArgDocs = map[string]string{
-	"socket_name":  "tmux -L socket name: which tmux server. With neither socket argument: TMUX_MCP_SOCKET_PATH, else TMUX_MCP_SOCKET, else tmux's default.",
-	"socket_path":  "tmux -S socket path; wins over socket_name.",
+	"socket_name":  "tmux -L socket name: which tmux server; a plain name (no '/', not '.' or '..', at most 100 bytes). With neither socket argument: TMUX_MCP_SOCKET_PATH, else TMUX_MCP_SOCKET, else tmux's default.",
+	"socket_path":  "tmux -S socket path; wins over socket_name. Absolute (or ~/...): an existing socket, or a new one in an existing directory of your own (or a sticky one like /tmp). Never replaces another file.",
 	"session_name": "Session name (exact match).",
 	"session_id":   "Session id, e.g. `$1`.",
 	"window_id":    "Window id, e.g. `@1`.",

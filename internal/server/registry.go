@@ -225,6 +225,9 @@ func (s *Server) safeCall(ctx context.Context, t *Tool, c *Call, args map[string
 			res, err = nil, &ToolError{Msg: fmt.Sprintf("Unexpected error: internal failure in %s (logged by the server)", t.Name), Type: "InternalError"}
 		}
 	}()
+	if err := s.checkCall(t, args); err != nil {
+		return nil, err
+	}
 	return t.call(ctx, c, args)
 }
 

@@ -285,19 +285,67 @@ type SocketArgs struct {
 
 // Socket resolves which server a call reaches, highest first: the call's
 // socket_path, its socket_name, the configured path, the configured name;
-// with none, tmux's own default (the caller's server when TMUX is set).
+// with none, tmux's own default (the caller's server when TMUX is set). A
+// leading ~ of a path expands to the home directory. Every tool call's
+// selection has passed checkSocket (validate.go) before a handler runs.
 func (c *Call) Socket(a SocketArgs) tmux.Socket {
+	sock, _ := c.chooseSocket(a)
+	if sock.Path != "" {
+		if p, err := tmux.ExpandHome(sock.Path); err == nil {
+			sock.Path = p
+		}
+	}
+	return sock
+}
+
+// chooseSocket is Socket's choice, unexpanded, with the name of the
+// argument, variable or flag it came from, for error messages.
+func (s *Server) chooseSocket(a SocketArgs) (tmux.Socket, string) {
 	switch {
 	case a.SocketPath != nil && *a.SocketPath != "":
-		return tmux.Socket{Path: *a.SocketPath}
+		return tmux.Socket{Path: *a.SocketPath}, "socket_path"
 	case a.SocketName != nil && *a.SocketName != "":
-		return tmux.Socket{Name: *a.SocketName}
-	case c.cfg.SocketPath != "":
-		return tmux.Socket{Path: c.cfg.SocketPath}
-	case c.cfg.SocketName != "":
-		return tmux.Socket{Name: c.cfg.SocketName}
+		return tmux.Socket{Name: *a.SocketName}, "socket_name"
+	case s.cfg.SocketPath != "":
+		return tmux.Socket{Path: s.cfg.SocketPath}, s.cfg.SocketPathSource()
+	case s.cfg.SocketName != "":
+		return tmux.Socket{Name: s.cfg.SocketName}, s.cfg.SocketNameSource()
 	}
-	return tmux.Socket{}
+	return tmux.Socket{}, ""
+}
+
+// checkSocket refuses a socket selection that tmux must not be given (see
+// tmux.CheckSocketPath): before this check, create_session with a
+// socket_path naming a regular file replaced the file with a socket. A
+// socket_name given next to a socket_path must still be a valid name,
+// though the path wins.
+func (s *Server) checkSocket(a SocketArgs) error {
+	if a.SocketName != nil && *a.SocketName != "" {
+		if err := tmux.CheckSocketName(*a.SocketName); err != nil {
+			return socketError("socket_name", err)
+		}
+	}
+	sock, from := s.chooseSocket(a)
+	switch {
+	case sock.Path != "":
+		if _, err := tmux.CheckSocketPath(sock.Path); err != nil {
+			return socketError(from, err)
+		}
+	case sock.Name != "":
+		if err := tmux.CheckSocketName(sock.Name); err != nil {
+			return socketError(from, err)
+		}
+		if err := tmux.CheckSocketInDir(s.cfg.SocketDir(), sock.Name); err != nil {
+			return socketError(from, err)
+		}
+	}
+	return nil
+}
+
+// socketError is a refused socket as a validation error naming its field.
+func socketError(field string, err error) *ToolError {
+	return &ToolError{Msg: field + ": " + err.Error(), Type: "ValidationError", Expected: true, Err: err,
+		Suggestion: "socket_name is a plain name in tmux's socket directory; socket_path is an absolute path whose directory exists and is yours. list_servers finds running servers."}
 }
 
 // Addition is an optional argument or result field that tmux-mcp adds to the

@@ -199,3 +199,152 @@ func checkArguments(title string, schema map[string]any, raw json.RawMessage) (m
 	}
 	return nil, te
 }
+
+// nulAllowed lists, per tool, the top-level arguments that may hold NUL
+// bytes: their text never reaches a tmux argv or a control-mode command line
+// with a NUL in it (loadCommand sends content holding a NUL through a
+// temporary file and load-buffer). Every other string argument, nested ones
+// included, is refused with a NUL: tmux cannot take one in an argument, and
+// without this check the agent saw "Unexpected error: ... NUL byte" or a
+// fork/exec "invalid argument" instead of the field it got wrong.
+var nulAllowed = map[string]map[string]bool{
+	"load_buffer": {"content": true},
+	"paste_text":  {"text": true},
+}
+
+// checkCall is the check every call passes after its arguments validated
+// against the schema and before its handler runs (safeCall): no NUL byte
+// where tmux would get one, and a socket selection tmux may be given.
+// Nested calls of batch tools pass it on their own (invoke), with their own
+// tool's exemptions, so a batch skips its operations' arguments.
+func (s *Server) checkCall(t *Tool, args map[string]any) error {
+	props, _ := t.input["properties"].(map[string]any)
+	names := make([]string, 0, len(args))
+	for k := range args {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		if nulAllowed[t.Name][k] {
+			continue
+		}
+		v := args[k]
+		if t.Toolset == "batch" && k == "operations" {
+			v = batchToolNames(v)
+		}
+		ps, _ := props[k].(map[string]any)
+		if where, ok := nulIn(ps, v, k); ok {
+			return &ToolError{Msg: where + ": must not contain a NUL byte", Type: "ValidationError", Expected: true}
+		}
+	}
+	_, hasName := props["socket_name"]
+	_, hasPath := props["socket_path"]
+	if !hasName && !hasPath {
+		return nil
+	}
+	var a SocketArgs
+	if v, ok := args["socket_name"].(string); ok {
+		a.SocketName = &v
+	}
+	if v, ok := args["socket_path"].(string); ok {
+		a.SocketPath = &v
+	}
+	if err := s.checkSocket(a); err != nil {
+		return err
+	}
+	return nil
+}
+
+// batchToolNames keeps only the tool names of batch operations: their
+// arguments are checked by the nested call.
+func batchToolNames(v any) any {
+	ops, ok := v.([]any)
+	if !ok {
+		return v
+	}
+	out := make([]any, 0, len(ops))
+	for _, op := range ops {
+		if m, ok := op.(map[string]any); ok {
+			out = append(out, map[string]any{"tool": m["tool"]})
+		}
+	}
+	return out
+}
+
+// nulIn finds a NUL byte in v (decoded JSON) and returns where: path, with
+// [i] for array items and .key for object members. A string where the
+// schema also allows an object (StringMapArg) is looked into as the JSON
+// object it will be decoded as.
+func nulIn(schema map[string]any, v any, path string) (string, bool) {
+	switch x := v.(type) {
+	case string:
+		if strings.IndexByte(x, 0) >= 0 {
+			return path, true
+		}
+		if obj := alternative(schema, "object"); obj != nil && strings.HasPrefix(strings.TrimSpace(x), "{") {
+			var inner any
+			if json.Unmarshal([]byte(x), &inner) == nil {
+				return nulIn(obj, inner, path)
+			}
+		}
+	case []any:
+		items, _ := alternative(schema, "array")["items"].(map[string]any)
+		for i, it := range x {
+			if where, ok := nulIn(items, it, fmt.Sprintf("%s[%d]", path, i)); ok {
+				return where, true
+			}
+		}
+	case map[string]any:
+		obj := alternative(schema, "object")
+		props, _ := obj["properties"].(map[string]any)
+		extra, _ := obj["additionalProperties"].(map[string]any)
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			if strings.IndexByte(k, 0) >= 0 {
+				return path + " (a key)", true
+			}
+			sub, _ := props[k].(map[string]any)
+			if sub == nil {
+				sub = extra
+			}
+			if where, ok := nulIn(sub, x[k], path+"."+k); ok {
+				return where, true
+			}
+		}
+	}
+	return "", false
+}
+
+// alternative returns the part of a schema that describes values of JSON
+// type typ: the schema itself, or its anyOf branch of that type; nil when
+// the schema does not allow typ (or is nil).
+func alternative(schema map[string]any, typ string) map[string]any {
+	if schema == nil {
+		return nil
+	}
+	if alts, ok := schema["anyOf"].([]any); ok {
+		for _, a := range alts {
+			if m, ok := a.(map[string]any); ok && m["type"] == typ {
+				return m
+			}
+		}
+		return nil
+	}
+	switch t := schema["type"].(type) {
+	case string:
+		if t == typ {
+			return schema
+		}
+	case []any:
+		for _, x := range t {
+			if x == typ {
+				return schema
+			}
+		}
+	}
+	return nil
+}
