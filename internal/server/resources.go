@@ -346,6 +346,11 @@ func (rs *resourceState) subscribe(ctx context.Context, req *mcp.SubscribeReques
 	if err != nil {
 		return resourceNotFound(err.Error())
 	}
+	// The same socket rules as every tool call: a subscription only attaches,
+	// but a bad name must still be refused clearly, not reach tmux.
+	if err := rs.s.checkSocket(SocketArgs{SocketName: &ref.socketName}); err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
 	sock := (&Call{Server: rs.s}).Socket(SocketArgs{SocketName: &ref.socketName})
 	wctx, cancel := context.WithCancel(context.Background())
 	closeFn := func() {} // a structure watch ends with wctx

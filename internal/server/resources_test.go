@@ -156,6 +156,12 @@ func TestResourceSubscriptionPaneContent(t *testing.T) {
 	if !errors.As(err, &we) || we.Code != codeResourceNotFound {
 		t.Errorf("subscribing to a missing pane: %v", err)
 	}
+	for _, bad := range []string{"tmux://sessions?socket_name=..%2Fx", "tmux://panes/%250/content?socket_name=a%2Fb"} {
+		err := rs.subscribe(ctx, &mcp.SubscribeRequest{Params: &mcp.SubscribeParams{URI: bad}})
+		if !errors.As(err, &we) || we.Code != jsonrpc.CodeInvalidParams || !strings.Contains(we.Message, "socket_name") {
+			t.Errorf("subscribing with a bad socket_name %s: %v", bad, err)
+		}
+	}
 }
 
 // resources/list shows what exists now; a new session is announced with
