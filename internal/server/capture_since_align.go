@@ -32,6 +32,14 @@ import (
 // zero shift is possible, and it is still checked (clear-history followed by
 // new output would otherwise go unseen).
 //
+// What this cannot see: more output than the whole grid holds that happens
+// to reproduce the remembered rows at an allowed shift (with a step of one,
+// history-limit under 20, any shift is allowed, so there it is likeliest).
+//
+// On the alternate screen the program redraws at will, so only history rows
+// are compared, and the answer is every row of the screen from the first
+// one that changed; entering or leaving it is lines_missed.
+//
 // One more fact is a proof rather than an inference: tmux stamps a window's
 // activity time (whole seconds) whenever a pane of it receives output. If
 // the stamp was older than tmux's clock when the cursor was issued and is
