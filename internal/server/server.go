@@ -36,8 +36,8 @@ type Server struct {
 	reqSeq  atomic.Uint64
 	watch   *tmux.Watchers // control clients streaming pane output to waits
 
-	keyOnce sync.Once
-	key     []byte // signs capture_since cursors; never leaves the process
+	sinceOnce sync.Once
+	since     *cursorStore // capture_since cursor state (capture_since_store.go)
 
 	runOnce sync.Once
 	runReg  *runRegistry // run_command records awaiting collection
