@@ -354,21 +354,49 @@ func TestBufferToolsDeadServer(t *testing.T) {
 	}
 }
 
-// A buffer larger than the 1 MB result cap comes back with its tail, a
-// label, the truncation flag set, and a structured result that still
-// validates against show_buffer's output schema (e.call checks that).
+// A buffer larger than the 1 MB result cap loses whole lines from its
+// head, counted in content_truncated_lines: nothing is added and no line
+// comes back cut. (e.ok validates each result against the output schema.)
 func TestShowBufferOverResultCap(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	big := strings.Repeat("0123456789abcdef", 1<<16) + "\nTHE END\n" // 1 MiB
-	ref := loadBuf(e, big, "huge")
-	var got BufferContent
-	e.ok("show_buffer", map[string]any{"buffer_name": ref.BufferName, "max_lines": nil}, &got)
-	if !got.ContentTruncated || !strings.HasPrefix(got.Content, "[... truncated ") || !strings.HasSuffix(got.Content, "THE END\n") {
-		t.Errorf("truncated=%v len=%d head=%q", got.ContentTruncated, len(got.Content), got.Content[:40])
+	var many strings.Builder
+	for i := 0; i < 40_000; i++ {
+		fmt.Fprintf(&many, "line %06d of the buffer\n", i)
 	}
-	// e.ok has validated the structured result against show_buffer's
-	// outputSchema (validateOutput), as it does for every call.
-	t.Logf("a %d-byte buffer came back as %d bytes, content_truncated=%v, starting %q and ending %q",
-		len(big), len(got.Content), got.ContentTruncated, got.Content[:strings.Index(got.Content, "]")+1], got.Content[len(got.Content)-8:])
+	for _, c := range []struct {
+		name, content, want string
+		dropped           int
+	}{
+		{"3M characters without a newline", strings.Repeat("x", 3_000_000), "", 1},
+		{"a 1 MiB line, then a short one", strings.Repeat("0123456789abcdef", 1<<16) + "\nTHE END\n", "THE END\n", 1},
+		{"many lines", many.String(), "", -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ref := loadBuf(e, c.content, "huge")
+			var got BufferContent
+			e.ok("show_buffer", map[string]any{"buffer_name": ref.BufferName, "max_lines": nil}, &got)
+			if !got.ContentTruncated || !strings.HasSuffix(c.content, got.Content) {
+				t.Fatalf("truncated=%v, %d bytes kept, a tail: %v", got.ContentTruncated, len(got.Content), strings.HasSuffix(c.content, got.Content))
+			}
+			head := c.content[:len(c.content)-len(got.Content)]
+			if got.Content != "" && !strings.HasSuffix(head, "\n") {
+				t.Fatalf("cut inside a line: %.40q", got.Content)
+			}
+			n := strings.Count(head, "\n")
+			if got.Content == "" && !strings.HasSuffix(head, "\n") {
+				n++
+			}
+			if got.ContentTruncatedLines != n {
+				t.Errorf("content_truncated_lines %d, %d lines dropped", got.ContentTruncatedLines, n)
+			}
+			if c.dropped >= 0 && (got.Content != c.want || n != c.dropped) {
+				t.Errorf("kept %.40q (%d bytes), dropped %d lines", got.Content, len(got.Content), n)
+			}
+			if c.dropped < 0 && len(got.Content) < 400_000 {
+				t.Errorf("only %d bytes kept", len(got.Content))
+			}
+			t.Logf("%d-byte buffer: %d bytes back, content_truncated_lines=%d", len(c.content), len(got.Content), got.ContentTruncatedLines)
+		})
+	}
 }
