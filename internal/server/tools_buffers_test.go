@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
@@ -366,7 +369,7 @@ func TestShowBufferOverResultCap(t *testing.T) {
 	}
 	for _, c := range []struct {
 		name, content, want string
-		dropped           int
+		dropped             int
 	}{
 		{"3M characters without a newline", strings.Repeat("x", 3_000_000), "", 1},
 		{"a 1 MiB line, then a short one", strings.Repeat("0123456789abcdef", 1<<16) + "\nTHE END\n", "THE END\n", 1},
@@ -398,5 +401,140 @@ func TestShowBufferOverResultCap(t *testing.T) {
 			}
 			t.Logf("%d-byte buffer: %d bytes back, content_truncated_lines=%d", len(c.content), len(got.Content), got.ContentTruncatedLines)
 		})
+	}
+}
+
+// load_buffer keeps at most maxLiveBuffers per process and refuses the next
+// one, naming the cap and the way out, rather than evicting a buffer a
+// client may still mean to paste (issue 9 item 13: 999 after a soak).
+func TestLoadBufferCap(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	refs := make([]BufferRef, maxLiveBuffers)
+	for i := range refs {
+		refs[i] = loadBuf(e, fmt.Sprintf("content %d", i), nil)
+	}
+	refused := func(when string) {
+		t.Helper()
+		msg, meta := e.fail("load_buffer", map[string]any{"content": "one too many"})
+		if !strings.Contains(msg, "Buffer limit reached") || !strings.Contains(msg, fmt.Sprint(maxLiveBuffers)) ||
+			!strings.Contains(msg, "delete_buffer") || meta["expected"] != true {
+			t.Errorf("%s: %q %v", when, msg, meta)
+		}
+	}
+	refused("at the cap")
+	if n := len(bufferNames(e)); n != maxLiveBuffers {
+		t.Fatalf("tmux holds %d buffers, want %d: one was evicted or the refused one made", n, maxLiveBuffers)
+	}
+	// Every buffer is still there, with its content.
+	for i, r := range []int{0, maxLiveBuffers / 2, maxLiveBuffers - 1} {
+		var got BufferContent
+		e.ok("show_buffer", map[string]any{"buffer_name": refs[r].BufferName}, &got)
+		if got.Content != fmt.Sprintf("content %d", r) {
+			t.Errorf("buffer %d: %q", i, got.Content)
+		}
+	}
+
+	// delete_buffer frees a place.
+	e.ok("delete_buffer", map[string]any{"buffer_name": refs[0].BufferName}, nil)
+	again := loadBuf(e, "after a delete", nil)
+	refused("full again")
+
+	// A buffer deleted behind our back frees its place too, once the cap
+	// is reached and tmux is asked.
+	e.tmux.MustRun("delete-buffer", "-b", refs[1].BufferName)
+	loadBuf(e, "after an outside delete", nil)
+	refused("full once more")
+
+	// A failed show of a vanished buffer frees its place as well.
+	e.tmux.MustRun("delete-buffer", "-b", again.BufferName)
+	msg, _ := e.fail("show_buffer", map[string]any{"buffer_name": again.BufferName})
+	if !strings.Contains(msg, "Buffer not found") {
+		t.Errorf("show of a vanished buffer: %q", msg)
+	}
+	loadBuf(e, "after a failed show", nil)
+	refused("full at the end")
+
+	// paste_text keeps no buffer, so the cap does not stop it.
+	pane := catPane(t, e)
+	e.ok("paste_text", map[string]any{"text": "still pastes", "pane_id": pane}, nil)
+}
+
+// callAs runs a tool as the client o, the way an HTTP transport will.
+func callAs(e *env, o Owner, name string, args map[string]any) *mcp.CallToolResult {
+	e.t.Helper()
+	raw, _ := json.Marshal(args)
+	return e.srv.invoke(WithOwner(context.Background(), o), e.srv.tool(name), nil, raw, "")
+}
+
+// Buffers belong to the client that loaded them: another client can
+// neither read, paste nor delete them, and is told no such buffer exists.
+func TestBufferOwners(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	pane := catPane(t, e)
+	load := func(o Owner, content string) string {
+		t.Helper()
+		res := callAs(e, o, "load_buffer", map[string]any{"content": content})
+		if res.IsError {
+			t.Fatalf("load as %s: %s", o, text(res))
+		}
+		var ref BufferRef
+		decodeStructured(t, res, &ref)
+		return ref.BufferName
+	}
+	alice := load("alice", "alice's secret")
+	alice2 := load("alice", "alice's other")
+	bob := load("bob", "bob's")
+	local := loadBuf(e, "over stdio", nil).BufferName // LocalOwner
+
+	for _, c := range []struct {
+		who  Owner
+		name string
+	}{{"bob", alice}, {LocalOwner, alice}, {"alice", bob}, {"alice", local}, {"carol", local}} {
+		for _, call := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"show_buffer", map[string]any{"buffer_name": c.name}},
+			{"paste_buffer", map[string]any{"buffer_name": c.name, "pane_id": pane}},
+			{"delete_buffer", map[string]any{"buffer_name": c.name}},
+		} {
+			res := callAs(e, c.who, call.tool, call.args)
+			msg := text(res)
+			if !res.IsError || !strings.Contains(msg, "Buffer not found: "+c.name) || strings.Contains(msg, "secret") {
+				t.Errorf("%s %s(%s): %q", c.who, call.tool, c.name, msg)
+			}
+		}
+	}
+	if names := strings.Join(bufferNames(e), ","); !strings.Contains(names, alice) || !strings.Contains(names, bob) || !strings.Contains(names, local) {
+		t.Fatalf("another client's call removed a buffer: %s", names)
+	}
+	// The owner still can.
+	res := callAs(e, "alice", "show_buffer", map[string]any{"buffer_name": alice})
+	var got BufferContent
+	decodeStructured(t, res, &got)
+	if res.IsError || got.Content != "alice's secret" {
+		t.Errorf("alice's own show: %s", text(res))
+	}
+	if res := callAs(e, "bob", "delete_buffer", map[string]any{"buffer_name": bob}); res.IsError {
+		t.Errorf("bob's own delete: %s", text(res))
+	}
+
+	// Releasing a client deletes its buffers only.
+	if err := e.srv.ReleaseBuffers(context.Background(), "alice"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{local}
+	if got := bufferNames(e); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("after releasing alice: %v, want %v", got, want)
+	}
+	if res := callAs(e, "alice", "show_buffer", map[string]any{"buffer_name": alice2}); !strings.Contains(text(res), "Buffer not found") {
+		t.Errorf("alice's released buffer: %s", text(res))
+	}
+	var s BufferContent
+	e.ok("show_buffer", map[string]any{"buffer_name": local}, &s)
+	if s.Content != "over stdio" {
+		t.Errorf("local buffer after releasing alice: %q", s.Content)
 	}
 }
