@@ -34,8 +34,9 @@ func (s *Server) limitSize(t *Tool, res *mcp.CallToolResult) *mcp.CallToolResult
 		return res
 	}
 	size := partsSize(res)
-	if size <= maxResultBytes {
-		// Close to the cap: measure exactly (small, so cheap).
+	if size <= maxResultBytes+1024 {
+		// Near the cap the estimate is not enough: measure exactly (the
+		// result is small, so this is cheap).
 		if size = resultSize(res); size <= maxResultBytes {
 			return res
 		}
@@ -85,8 +86,8 @@ func tooLarge(t *Tool, size int) *ToolError {
 
 // partsSize is a result's size without encoding it whole, which for a
 // result of many megabytes costs far more than its parts: the encoded
-// texts and structured JSON, and a little for the envelope. It is within
-// a few dozen bytes of resultSize.
+// texts and structured JSON, and a little for the envelope. It errs high,
+// by less than a hundred bytes for a registry-built result.
 func partsSize(res *mcp.CallToolResult) int {
 	size := 64
 	for _, c := range res.Content {

@@ -296,3 +296,30 @@ func TestLimitSizeLeavesSmallResults(t *testing.T) {
 		t.Error("a small result was rebuilt")
 	}
 }
+
+// A result just under the cap is left alone however its size is
+// estimated; one just over it is cut.
+func TestLimitSizeAtTheCap(t *testing.T) {
+	t.Parallel()
+	s := allToolsServer(t)
+	line := func(n int) (*mcp.CallToolResult, int) {
+		res := structured(RunCommandResult{PaneID: "%1", Output: []string{strings.Repeat("a", n)}})
+		b, _ := json.Marshal(res)
+		return res, len(b)
+	}
+	_, base := line(0) // each "a" costs 2 bytes: the JSON and its text copy
+	n := (maxResultBytes - base) / 2
+	under, size := line(n)
+	if size > maxResultBytes || size < maxResultBytes-1 {
+		t.Fatalf("setup: %d bytes", size)
+	}
+	if got := s.limitSize(s.tool("run_command"), under); got != under {
+		t.Errorf("a %d-byte result was cut", size)
+	}
+	over, size := line(n + 1)
+	var got RunCommandResult
+	capped(t, s, "run_command", over, &got)
+	if got.OutputTruncatedLines != 1 || len(got.Output) != 0 {
+		t.Errorf("a %d-byte result: %+v", size, got)
+	}
+}
