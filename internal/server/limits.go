@@ -56,13 +56,14 @@ func (s *Server) limitSize(t *Tool, res *mcp.CallToolResult) *mcp.CallToolResult
 }
 
 // mayExceed is a cheap upper bound: text and structured content are most
-// of a result, and each appears at most twice its length on the wire once
-// escaped for the text copy.
+// of a result. Encoding text as JSON can grow it sixfold (a control
+// character or '<' becomes \u003c); structured JSON is already encoded,
+// and its text copy at most doubles it.
 func mayExceed(res *mcp.CallToolResult) bool {
 	approx := 1024
 	for _, c := range res.Content {
 		if tc, ok := c.(*mcp.TextContent); ok {
-			approx += 2 * len(tc.Text)
+			approx += 6 * len(tc.Text)
 		}
 	}
 	if raw, ok := res.StructuredContent.(json.RawMessage); ok {

@@ -231,6 +231,7 @@ func TestLimitSizeCapturePaneText(t *testing.T) {
 	t.Parallel()
 	s := allToolsServer(t)
 	lines := numbered(50_000, 40)
+	escLines := strings.Split(strings.Repeat(strings.Repeat("<", 99)+"\n", 2000), "\n")
 	for _, c := range []struct {
 		name, in  string
 		body      []string
@@ -240,6 +241,8 @@ func TestLimitSizeCapturePaneText(t *testing.T) {
 		{"3M characters without a newline", strings.Repeat("y", 3_000_000), []string{strings.Repeat("y", 3_000_000)}, 0, true},
 		{"many lines", strings.Join(lines, "\n"), lines, 0, false},
 		{"many lines after a max_lines cut", "[... truncated 9 lines ...]\n" + strings.Join(lines, "\n"), lines, 9, false},
+		// 200 KB of text that is 1.2 MB once escaped.
+		{"escaped characters", strings.Join(escLines, "\n"), escLines, 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			got := text(capped(t, s, "capture_pane", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: c.in}}}, nil))
