@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -536,5 +538,39 @@ func TestBufferOwners(t *testing.T) {
 	e.ok("show_buffer", map[string]any{"buffer_name": local}, &s)
 	if s.Content != "over stdio" {
 		t.Errorf("local buffer after releasing alice: %q", s.Content)
+	}
+}
+
+// Concurrent loads cannot overshoot the cap: each takes its place before
+// tmux is asked.
+func TestLoadBufferCapConcurrent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const n = maxLiveBuffers + 30
+	var wg sync.WaitGroup
+	var ok, refused atomic.Int64
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "load_buffer", Arguments: map[string]any{"content": fmt.Sprint(i)}})
+			switch {
+			case err != nil:
+				t.Errorf("protocol error: %v", err)
+			case !res.IsError:
+				ok.Add(1)
+			case strings.Contains(text(res), "Buffer limit reached"):
+				refused.Add(1)
+			default:
+				t.Errorf("load %d: %s", i, text(res))
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != maxLiveBuffers || refused.Load() != n-maxLiveBuffers {
+		t.Errorf("%d loaded, %d refused", ok.Load(), refused.Load())
+	}
+	if got := len(bufferNames(e)); got != maxLiveBuffers {
+		t.Errorf("tmux holds %d buffers", got)
 	}
 }
