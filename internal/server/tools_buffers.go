@@ -34,6 +34,11 @@ import (
 // tmux-mcp process. Close deletes the leftovers; a process that died
 // without Close (SIGKILL) has its buffers reclaimed by the next instance
 // that touches the same tmux server.
+//
+// Within the process, each buffer belongs to the client (Owner) that
+// loaded it: another client's show, paste or delete finds no such buffer.
+// At most maxLiveBuffers live at once; load_buffer then refuses rather
+// than evicting one, since a client may still mean to paste it.
 
 var (
 	bufferNameRE  = regexp.MustCompile(`^tmux_mcp_([0-9a-f]{1,8})_([0-9a-f]{1,16})_[0-9a-f]{8}_[0-9a-f]{16}_[A-Za-z0-9_.-]{1,64}$`)
@@ -45,12 +50,27 @@ var (
 // or content with a NUL byte, goes through a private temporary file.
 const maxArgContent = 8 << 10
 
+// maxLiveBuffers caps the buffers load_buffer keeps per server process (a
+// soak left 999). It is stated in load_buffer's description.
+const maxLiveBuffers = 100
+
 type bufferState struct {
 	prefix string
 
 	mu        sync.Mutex
 	touched   map[tmux.Socket]bool // servers a buffer tool reached, for Close
 	reclaimed map[tmux.Socket]bool // servers whose dead owners' buffers were reclaimed
+	live      map[Owner]map[string]*liveBuffer
+	count     int    // entries in live, the number held against maxLiveBuffers
+	seq       uint64 // advanced each time a load completes
+}
+
+// liveBuffer is one buffer made by load_buffer and not yet deleted.
+type liveBuffer struct {
+	sock tmux.Socket
+	// loaded is the seq at which tmux confirmed the buffer, 0 while its
+	// load is in flight: a listing begun after that point must show it.
+	loaded uint64
 }
 
 // buffers returns this server's buffer namespace, made on first use.
@@ -60,6 +80,7 @@ func (s *Server) buffers() *bufferState {
 			prefix:    fmt.Sprintf("tmux_mcp_%x_%s_%s_", os.Getpid(), procStart(os.Getpid()), randHex(4)),
 			touched:   map[tmux.Socket]bool{},
 			reclaimed: map[tmux.Socket]bool{},
+			live:      map[Owner]map[string]*liveBuffer{},
 		}
 	})
 	return s.bufState
@@ -135,6 +156,161 @@ func (st *bufferState) ownName(name string) error {
 		}
 	}
 	return nil
+}
+
+// owned checks that name is a buffer the calling client loaded and has
+// not deleted, and returns the tmux server it was loaded on.
+func (st *bufferState) owned(ctx context.Context, name string) (tmux.Socket, error) {
+	if err := st.ownName(name); err != nil {
+		return tmux.Socket{}, err
+	}
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if b, ok := st.live[OwnerFrom(ctx)][name]; ok && b.loaded != 0 {
+		return b.sock, nil
+	}
+	return tmux.Socket{}, &tmux.NotFoundError{What: "buffer", Detail: name}
+}
+
+// reserve takes a place under maxLiveBuffers for a buffer about to be
+// loaded. When the places are all taken it first drops buffers that are
+// gone from tmux (deleted behind our back, or their server ended) and
+// refuses only if the cap is still reached.
+func (st *bufferState) reserve(ctx context.Context, c *Call, owner Owner, name string, sock tmux.Socket) error {
+	if st.add(owner, name, sock) {
+		return nil
+	}
+	st.prune(ctx, c)
+	if st.add(owner, name, sock) {
+		return nil
+	}
+	st.mu.Lock()
+	mine := len(st.live[owner])
+	st.mu.Unlock()
+	whose := ""
+	if mine < maxLiveBuffers {
+		whose = fmt.Sprintf(" (%d of them yours)", mine)
+	}
+	return &ToolError{
+		Msg: fmt.Sprintf("Buffer limit reached: this server process already holds %d buffers made by load_buffer%s, "+
+			"the most it keeps at once; none is ever evicted. Delete one you no longer need with delete_buffer, then load again.", maxLiveBuffers, whose),
+		Type: "ExpectedToolError", Expected: true,
+		Suggestion: "delete_buffer frees a place; paste_text pastes text without keeping a buffer.",
+	}
+}
+
+func (st *bufferState) add(owner Owner, name string, sock tmux.Socket) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.count >= maxLiveBuffers {
+		return false
+	}
+	if st.live[owner] == nil {
+		st.live[owner] = map[string]*liveBuffer{}
+	}
+	st.live[owner][name] = &liveBuffer{sock: sock}
+	st.count++
+	return true
+}
+
+// confirm records that tmux holds the buffer; false if its place was
+// released meanwhile (ReleaseBuffers, Close), and the caller must delete it.
+func (st *bufferState) confirm(owner Owner, name string) bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	b, ok := st.live[owner][name]
+	if ok {
+		st.seq++
+		b.loaded = st.seq
+	}
+	return ok
+}
+
+// forget frees a buffer's place.
+func (st *bufferState) forget(owner Owner, name string) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.forgetLocked(owner, name)
+}
+
+func (st *bufferState) forgetLocked(owner Owner, name string) {
+	if _, ok := st.live[owner][name]; !ok {
+		return
+	}
+	delete(st.live[owner], name)
+	if len(st.live[owner]) == 0 {
+		delete(st.live, owner)
+	}
+	st.count--
+}
+
+// gone frees a buffer's place when tmux said, on the server it was loaded
+// on, that it does not exist (err is what bufferError returned).
+func (st *bufferState) gone(ctx context.Context, name string, sock, loadedOn tmux.Socket, err error) {
+	var nf *tmux.NotFoundError
+	if sock == loadedOn && (errors.As(err, &nf) && nf.What == "buffer" || errors.Is(err, tmux.ErrNoServer)) {
+		st.forget(OwnerFrom(ctx), name)
+	}
+}
+
+// prune frees the places of buffers that tmux no longer holds. Only
+// buffers loaded before a server's listing began are judged by it.
+func (st *bufferState) prune(ctx context.Context, c *Call) {
+	st.mu.Lock()
+	socks := map[tmux.Socket]bool{}
+	for _, names := range st.live {
+		for _, b := range names {
+			socks[b.sock] = true
+		}
+	}
+	st.mu.Unlock()
+	for sock := range socks {
+		st.mu.Lock()
+		before := st.seq
+		st.mu.Unlock()
+		outs, err := c.tmux.Run(ctx, sock, tmux.Command{"list-buffers", "-F", "#{buffer_name}"})
+		present := map[string]bool{}
+		switch {
+		case errors.Is(err, tmux.ErrNoServer): // the server ended, and its buffers with it
+		case err != nil:
+			continue
+		default:
+			for _, n := range splitRows(outs[0]) {
+				present[n] = true
+			}
+		}
+		st.mu.Lock()
+		for owner, names := range st.live {
+			for n, b := range names {
+				if b.sock == sock && b.loaded != 0 && b.loaded <= before && !present[n] {
+					st.forgetLocked(owner, n)
+				}
+			}
+		}
+		st.mu.Unlock()
+	}
+}
+
+// ReleaseBuffers deletes the buffers owner made with load_buffer and frees
+// their places under the cap. A transport calls it when a client's session
+// ends; Close does the same for every client. A tmux server that is gone
+// is not an error.
+func (s *Server) ReleaseBuffers(ctx context.Context, owner Owner) error {
+	st := s.buffers()
+	st.mu.Lock()
+	bySock := map[tmux.Socket][]string{}
+	for n, b := range st.live[owner] {
+		bySock[b.sock] = append(bySock[b.sock], n)
+		st.forgetLocked(owner, n)
+	}
+	st.mu.Unlock()
+	var errs []error
+	for sock, names := range bySock {
+		if err := deleteBuffers(ctx, s.tmux, sock, names); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", sock, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // run is Run for buffer tools: it records the server for Close and, the
@@ -215,6 +391,7 @@ func deleteBuffers(ctx context.Context, tc *tmux.Client, sock tmux.Socket, names
 func (s *Server) closeBuffers(ctx context.Context) error {
 	st := s.buffers()
 	st.mu.Lock()
+	st.live, st.count = map[Owner]map[string]*liveBuffer{}, 0
 	socks := make([]tmux.Socket, 0, len(st.touched))
 	for sock := range st.touched {
 		socks = append(socks, sock)
@@ -329,7 +506,8 @@ func bufferTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "load_buffer", Title: "Load tmux Buffer", Toolset: "buffer", Tier: config.Mutating, Preset: SHL,
-			Description: "Stage text in a new tmux paste buffer owned by this server and get its name back, to paste into one or more panes (paste_buffer), read back (show_buffer) or delete. For a one-shot paste use paste_text. Only buffers made here are reachable; there is no list_buffers.",
+			Description: "Stage text in a new tmux paste buffer owned by this server and get its name back, to paste into one or more panes (paste_buffer), read back (show_buffer) or delete. For a one-shot paste use paste_text. Only buffers made here are reachable; there is no list_buffers. " +
+				fmt.Sprintf("At most %d buffers are kept at once: at the cap, load_buffer refuses until delete_buffer frees one.", maxLiveBuffers),
 		}, loadBuffer),
 		define(Tool{
 			Name: "paste_buffer", Title: "Paste tmux Buffer", Toolset: "buffer", Tier: config.Mutating, Preset: SHL,
@@ -364,21 +542,37 @@ func loadBuffer(ctx context.Context, c *Call, a loadBufferArgs) (BufferRef, erro
 		return BufferRef{}, expectedf("content is empty: tmux does not keep an empty buffer")
 	}
 	st := c.buffers()
+	owner, sock := OwnerFrom(ctx), c.Socket(a.SocketArgs)
 	name := st.newBufferName(logical)
+	if err := st.reserve(ctx, c, owner, name, sock); err != nil {
+		return BufferRef{}, err
+	}
 	cmd, cleanup, err := loadCommand(name, a.Content)
 	if err != nil {
+		st.forget(owner, name)
 		return BufferRef{}, err
 	}
 	defer cleanup()
-	if _, err := st.run(ctx, c, c.Socket(a.SocketArgs), cmd); err != nil {
-		return BufferRef{}, err
+	_, err = st.run(ctx, c, sock, cmd)
+	if err == nil && st.confirm(owner, name) {
+		return BufferRef{BufferName: name, LogicalName: a.LogicalName}, nil
 	}
-	return BufferRef{BufferName: name, LogicalName: a.LogicalName}, nil
+	st.forget(owner, name)
+	if !errors.Is(err, tmux.ErrNoServer) {
+		// tmux may have made the buffer before the call failed (a cancel,
+		// a timeout), or its place was released meanwhile: never leave it.
+		_, _ = c.tmux.Run(context.WithoutCancel(ctx), sock, tmux.Command{"delete-buffer", "-b", name})
+	}
+	if err == nil {
+		err = expectedf("this client's buffers were released while the buffer was being loaded")
+	}
+	return BufferRef{}, err
 }
 
 func pasteBuffer(ctx context.Context, c *Call, a pasteBufferArgs) (Text, error) {
 	st := c.buffers()
-	if err := st.ownName(a.BufferName); err != nil {
+	loadedOn, err := st.owned(ctx, a.BufferName)
+	if err != nil {
 		return "", err
 	}
 	sock := c.Socket(a.SocketArgs)
@@ -391,7 +585,9 @@ func pasteBuffer(ctx context.Context, c *Call, a pasteBufferArgs) (Text, error) 
 		paste = append(paste, "-p")
 	}
 	if _, err := st.run(ctx, c, sock, append(cmds, paste)...); err != nil {
-		return "", bufferError(err, pane, a.BufferName)
+		err = bufferError(err, pane, a.BufferName)
+		st.gone(ctx, a.BufferName, sock, loadedOn, err)
+		return "", err
 	}
 	return Text(fmt.Sprintf("Buffer '%s' pasted to pane %s", a.BufferName, pane)), nil
 }
@@ -426,15 +622,19 @@ func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
 
 func showBuffer(ctx context.Context, c *Call, a showBufferArgs) (BufferContent, error) {
 	st := c.buffers()
-	if err := st.ownName(a.BufferName); err != nil {
+	loadedOn, err := st.owned(ctx, a.BufferName)
+	if err != nil {
 		return BufferContent{}, err
 	}
 	if err := positive("max_lines", a.MaxLines); err != nil {
 		return BufferContent{}, err
 	}
-	outs, err := st.run(ctx, c, c.Socket(a.SocketArgs), tmux.Command{"show-buffer", "-b", a.BufferName})
+	sock := c.Socket(a.SocketArgs)
+	outs, err := st.run(ctx, c, sock, tmux.Command{"show-buffer", "-b", a.BufferName})
 	if err != nil {
-		return BufferContent{}, bufferError(err, "", a.BufferName)
+		err = bufferError(err, "", a.BufferName)
+		st.gone(ctx, a.BufferName, sock, loadedOn, err)
+		return BufferContent{}, err
 	}
 	raw := outs[0]
 	if !utf8.Valid(raw) {
@@ -453,11 +653,18 @@ func showBuffer(ctx context.Context, c *Call, a showBufferArgs) (BufferContent, 
 
 func deleteBuffer(ctx context.Context, c *Call, a deleteBufferArgs) (Text, error) {
 	st := c.buffers()
-	if err := st.ownName(a.BufferName); err != nil {
+	loadedOn, err := st.owned(ctx, a.BufferName)
+	if err != nil {
 		return "", err
 	}
-	if _, err := st.run(ctx, c, c.Socket(a.SocketArgs), tmux.Command{"delete-buffer", "-b", a.BufferName}); err != nil {
-		return "", bufferError(err, "", a.BufferName)
+	sock := c.Socket(a.SocketArgs)
+	if _, err := st.run(ctx, c, sock, tmux.Command{"delete-buffer", "-b", a.BufferName}); err != nil {
+		err = bufferError(err, "", a.BufferName)
+		st.gone(ctx, a.BufferName, sock, loadedOn, err)
+		return "", err
+	}
+	if sock == loadedOn {
+		st.forget(OwnerFrom(ctx), a.BufferName)
 	}
 	return Text(fmt.Sprintf("Buffer '%s' deleted", a.BufferName)), nil
 }

@@ -2,13 +2,18 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
@@ -354,21 +359,218 @@ func TestBufferToolsDeadServer(t *testing.T) {
 	}
 }
 
-// A buffer larger than the 1 MB result cap comes back with its tail, a
-// label, the truncation flag set, and a structured result that still
-// validates against show_buffer's output schema (e.call checks that).
+// A buffer larger than the 1 MB result cap loses whole lines from its
+// head, counted in content_truncated_lines: nothing is added and no line
+// comes back cut. (e.ok validates each result against the output schema.)
 func TestShowBufferOverResultCap(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	big := strings.Repeat("0123456789abcdef", 1<<16) + "\nTHE END\n" // 1 MiB
-	ref := loadBuf(e, big, "huge")
-	var got BufferContent
-	e.ok("show_buffer", map[string]any{"buffer_name": ref.BufferName, "max_lines": nil}, &got)
-	if !got.ContentTruncated || !strings.HasPrefix(got.Content, "[... truncated ") || !strings.HasSuffix(got.Content, "THE END\n") {
-		t.Errorf("truncated=%v len=%d head=%q", got.ContentTruncated, len(got.Content), got.Content[:40])
+	var many strings.Builder
+	for i := 0; i < 40_000; i++ {
+		fmt.Fprintf(&many, "line %06d of the buffer\n", i)
 	}
-	// e.ok has validated the structured result against show_buffer's
-	// outputSchema (validateOutput), as it does for every call.
-	t.Logf("a %d-byte buffer came back as %d bytes, content_truncated=%v, starting %q and ending %q",
-		len(big), len(got.Content), got.ContentTruncated, got.Content[:strings.Index(got.Content, "]")+1], got.Content[len(got.Content)-8:])
+	for _, c := range []struct {
+		name, content, want string
+		dropped             int
+	}{
+		{"3M characters without a newline", strings.Repeat("x", 3_000_000), "", 1},
+		{"a 1 MiB line, then a short one", strings.Repeat("0123456789abcdef", 1<<16) + "\nTHE END\n", "THE END\n", 1},
+		{"many lines", many.String(), "", -1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ref := loadBuf(e, c.content, "huge")
+			var got BufferContent
+			e.ok("show_buffer", map[string]any{"buffer_name": ref.BufferName, "max_lines": nil}, &got)
+			if !got.ContentTruncated || !strings.HasSuffix(c.content, got.Content) {
+				t.Fatalf("truncated=%v, %d bytes kept, a tail: %v", got.ContentTruncated, len(got.Content), strings.HasSuffix(c.content, got.Content))
+			}
+			head := c.content[:len(c.content)-len(got.Content)]
+			if got.Content != "" && !strings.HasSuffix(head, "\n") {
+				t.Fatalf("cut inside a line: %.40q", got.Content)
+			}
+			n := strings.Count(head, "\n")
+			if got.Content == "" && !strings.HasSuffix(head, "\n") {
+				n++
+			}
+			if got.ContentTruncatedLines != n {
+				t.Errorf("content_truncated_lines %d, %d lines dropped", got.ContentTruncatedLines, n)
+			}
+			if c.dropped >= 0 && (got.Content != c.want || n != c.dropped) {
+				t.Errorf("kept %.40q (%d bytes), dropped %d lines", got.Content, len(got.Content), n)
+			}
+			if c.dropped < 0 && len(got.Content) < 400_000 {
+				t.Errorf("only %d bytes kept", len(got.Content))
+			}
+			t.Logf("%d-byte buffer: %d bytes back, content_truncated_lines=%d", len(c.content), len(got.Content), got.ContentTruncatedLines)
+		})
+	}
+}
+
+// load_buffer keeps at most maxLiveBuffers per process and refuses the next
+// one, naming the cap and the way out, rather than evicting a buffer a
+// client may still mean to paste (issue 9 item 13: 999 after a soak).
+func TestLoadBufferCap(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	refs := make([]BufferRef, maxLiveBuffers)
+	for i := range refs {
+		refs[i] = loadBuf(e, fmt.Sprintf("content %d", i), nil)
+	}
+	refused := func(when string) {
+		t.Helper()
+		msg, meta := e.fail("load_buffer", map[string]any{"content": "one too many"})
+		if !strings.Contains(msg, "Buffer limit reached") || !strings.Contains(msg, fmt.Sprint(maxLiveBuffers)) ||
+			!strings.Contains(msg, "delete_buffer") || meta["expected"] != true {
+			t.Errorf("%s: %q %v", when, msg, meta)
+		}
+	}
+	refused("at the cap")
+	if n := len(bufferNames(e)); n != maxLiveBuffers {
+		t.Fatalf("tmux holds %d buffers, want %d: one was evicted or the refused one made", n, maxLiveBuffers)
+	}
+	// Every buffer is still there, with its content.
+	for i, r := range []int{0, maxLiveBuffers / 2, maxLiveBuffers - 1} {
+		var got BufferContent
+		e.ok("show_buffer", map[string]any{"buffer_name": refs[r].BufferName}, &got)
+		if got.Content != fmt.Sprintf("content %d", r) {
+			t.Errorf("buffer %d: %q", i, got.Content)
+		}
+	}
+
+	// delete_buffer frees a place.
+	e.ok("delete_buffer", map[string]any{"buffer_name": refs[0].BufferName}, nil)
+	again := loadBuf(e, "after a delete", nil)
+	refused("full again")
+
+	// A buffer deleted behind our back frees its place too, once the cap
+	// is reached and tmux is asked.
+	e.tmux.MustRun("delete-buffer", "-b", refs[1].BufferName)
+	loadBuf(e, "after an outside delete", nil)
+	refused("full once more")
+
+	// A failed show of a vanished buffer frees its place as well.
+	e.tmux.MustRun("delete-buffer", "-b", again.BufferName)
+	msg, _ := e.fail("show_buffer", map[string]any{"buffer_name": again.BufferName})
+	if !strings.Contains(msg, "Buffer not found") {
+		t.Errorf("show of a vanished buffer: %q", msg)
+	}
+	loadBuf(e, "after a failed show", nil)
+	refused("full at the end")
+
+	// paste_text keeps no buffer, so the cap does not stop it.
+	pane := catPane(t, e)
+	e.ok("paste_text", map[string]any{"text": "still pastes", "pane_id": pane}, nil)
+}
+
+// callAs runs a tool as the client o, the way an HTTP transport will.
+func callAs(e *env, o Owner, name string, args map[string]any) *mcp.CallToolResult {
+	e.t.Helper()
+	raw, _ := json.Marshal(args)
+	return e.srv.invoke(WithOwner(context.Background(), o), e.srv.tool(name), nil, raw, "")
+}
+
+// Buffers belong to the client that loaded them: another client can
+// neither read, paste nor delete them, and is told no such buffer exists.
+func TestBufferOwners(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	pane := catPane(t, e)
+	load := func(o Owner, content string) string {
+		t.Helper()
+		res := callAs(e, o, "load_buffer", map[string]any{"content": content})
+		if res.IsError {
+			t.Fatalf("load as %s: %s", o, text(res))
+		}
+		var ref BufferRef
+		decodeStructured(t, res, &ref)
+		return ref.BufferName
+	}
+	alice := load("alice", "alice's secret")
+	alice2 := load("alice", "alice's other")
+	bob := load("bob", "bob's")
+	local := loadBuf(e, "over stdio", nil).BufferName // LocalOwner
+
+	for _, c := range []struct {
+		who  Owner
+		name string
+	}{{"bob", alice}, {LocalOwner, alice}, {"alice", bob}, {"alice", local}, {"carol", local}} {
+		for _, call := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"show_buffer", map[string]any{"buffer_name": c.name}},
+			{"paste_buffer", map[string]any{"buffer_name": c.name, "pane_id": pane}},
+			{"delete_buffer", map[string]any{"buffer_name": c.name}},
+		} {
+			res := callAs(e, c.who, call.tool, call.args)
+			msg := text(res)
+			if !res.IsError || !strings.Contains(msg, "Buffer not found: "+c.name) || strings.Contains(msg, "secret") {
+				t.Errorf("%s %s(%s): %q", c.who, call.tool, c.name, msg)
+			}
+		}
+	}
+	if names := strings.Join(bufferNames(e), ","); !strings.Contains(names, alice) || !strings.Contains(names, bob) || !strings.Contains(names, local) {
+		t.Fatalf("another client's call removed a buffer: %s", names)
+	}
+	// The owner still can.
+	res := callAs(e, "alice", "show_buffer", map[string]any{"buffer_name": alice})
+	var got BufferContent
+	decodeStructured(t, res, &got)
+	if res.IsError || got.Content != "alice's secret" {
+		t.Errorf("alice's own show: %s", text(res))
+	}
+	if res := callAs(e, "bob", "delete_buffer", map[string]any{"buffer_name": bob}); res.IsError {
+		t.Errorf("bob's own delete: %s", text(res))
+	}
+
+	// Releasing a client deletes its buffers only.
+	if err := e.srv.ReleaseBuffers(context.Background(), "alice"); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{local}
+	if got := bufferNames(e); strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Errorf("after releasing alice: %v, want %v", got, want)
+	}
+	if res := callAs(e, "alice", "show_buffer", map[string]any{"buffer_name": alice2}); !strings.Contains(text(res), "Buffer not found") {
+		t.Errorf("alice's released buffer: %s", text(res))
+	}
+	var s BufferContent
+	e.ok("show_buffer", map[string]any{"buffer_name": local}, &s)
+	if s.Content != "over stdio" {
+		t.Errorf("local buffer after releasing alice: %q", s.Content)
+	}
+}
+
+// Concurrent loads cannot overshoot the cap: each takes its place before
+// tmux is asked.
+func TestLoadBufferCapConcurrent(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	const n = maxLiveBuffers + 30
+	var wg sync.WaitGroup
+	var ok, refused atomic.Int64
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "load_buffer", Arguments: map[string]any{"content": fmt.Sprint(i)}})
+			switch {
+			case err != nil:
+				t.Errorf("protocol error: %v", err)
+			case !res.IsError:
+				ok.Add(1)
+			case strings.Contains(text(res), "Buffer limit reached"):
+				refused.Add(1)
+			default:
+				t.Errorf("load %d: %s", i, text(res))
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != maxLiveBuffers || refused.Load() != n-maxLiveBuffers {
+		t.Errorf("%d loaded, %d refused", ok.Load(), refused.Load())
+	}
+	if got := len(bufferNames(e)); got != maxLiveBuffers {
+		t.Errorf("tmux holds %d buffers", got)
+	}
 }

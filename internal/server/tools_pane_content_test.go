@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
@@ -586,21 +585,5 @@ func TestDisplayMessageRefusals(t *testing.T) {
 				t.Errorf("%q: %s %v", f, msg, meta)
 			}
 		})
-	}
-}
-
-// The size cap keeps a text's tail on a character boundary and says how
-// many bytes it dropped.
-func TestTailLabelled(t *testing.T) {
-	t.Parallel()
-	// A 3-byte rune straddles the cut: its leftover bytes are dropped.
-	big := strings.Repeat("€", maxResultBytes/3+1000)
-	got := tailLabelled(big, len(big)-maxResultBytes)
-	header, tail, _ := strings.Cut(got, "\n")
-	if len(got) > maxResultBytes || !utf8.ValidString(tail) || !strings.HasSuffix(big, tail) {
-		t.Fatalf("cut text: %d bytes, valid %v", len(got), utf8.ValidString(tail))
-	}
-	if want := fmt.Sprintf("[... truncated %d bytes ...]", len(big)-len(tail)); header != want {
-		t.Errorf("header %q, want %q", header, want)
 	}
 }
