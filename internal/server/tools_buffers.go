@@ -415,6 +415,11 @@ func (s *Server) closeBuffers(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// bufferTempPrefix names the temporary directories that carry large buffer
+// content to tmux. It is specific enough that a leak check can tell them
+// from other programs' (or other tests') tmux-mcp directories in $TMPDIR.
+const bufferTempPrefix = "tmux-mcp-buffer-"
+
 // loadCommand returns the tmux command that puts content into buffer name
 // and a cleanup for any temporary file it needed. Small content travels as
 // an argument; larger content (or content with a NUL byte) through a file
@@ -424,7 +429,7 @@ func loadCommand(name, content string) (tmux.Command, func(), error) {
 	if len(content) <= maxArgContent && !strings.Contains(content, "\x00") {
 		return tmux.Command{"set-buffer", "-b", name, "--", content}, func() {}, nil
 	}
-	dir, err := os.MkdirTemp("", "tmux-mcp-")
+	dir, err := os.MkdirTemp("", bufferTempPrefix)
 	if err != nil {
 		return nil, nil, fmt.Errorf("temporary directory for buffer content: %w", err)
 	}

@@ -72,7 +72,7 @@ func TestBufferRoundTrip(t *testing.T) {
 	}
 	entries, _ := os.ReadDir(os.TempDir())
 	for _, en := range entries {
-		if strings.HasPrefix(en.Name(), "tmux-mcp-") {
+		if strings.HasPrefix(en.Name(), bufferTempPrefix) {
 			// Other tests in this process may be mid-load; only report files
 			// whose directory outlived its call noticeably.
 			if info, err := en.Info(); err == nil && time.Since(info.ModTime()) > 5*time.Second {
