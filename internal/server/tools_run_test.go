@@ -270,3 +270,18 @@ func TestRunCommandClearsPendingInput(t *testing.T) {
 		})
 	}
 }
+
+// Issue 9 item 4: output that ends inside an escape sequence must not hide
+// the end marker; the run reports its exit status and all its output.
+func TestRunCommandOutputEndsInsideSequence(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	for _, open := range []string{`\033]0;title`, `\033P`, `\033_abc`, `\033`, `\033[12`} {
+		var r RunCommandResult
+		e.ok("run_command", map[string]any{"pane_id": "%0", "timeout": 5,
+			"command": `echo before; printf 'tail` + open + `'; exit 4`}, &r)
+		if r.TimedOut || r.ExitStatus == nil || *r.ExitStatus != 4 || strings.Join(r.Output, "|") != "before|tail" {
+			t.Errorf("%s: %+v", open, r)
+		}
+	}
+}
