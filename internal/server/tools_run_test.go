@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
@@ -151,11 +153,11 @@ func TestRunCommandRefusesAlternateScreen(t *testing.T) {
 
 func TestRunWrapper(t *testing.T) {
 	w := runWrapper("bash", "ls", "abc", true)
-	if !strings.HasPrefix(w, " printf") || !strings.Contains(w, "(\nls\n)") || !strings.HasSuffix(w, "$?") {
+	if !strings.HasPrefix(w, " printf") || !strings.Contains(w, "(\nls\n))") || !strings.HasSuffix(w, "$?") {
 		t.Errorf("posix wrapper %q", w)
 	}
 	f := runWrapper("fish", `echo 'a\b'`, "abc", false)
-	if !strings.Contains(f, `fish -c 'echo \'a\\b\''`) || !strings.HasSuffix(f, "$status") {
+	if !strings.Contains(f, `fish -c $argv[1]' 'echo \'a\\b\''`) || !strings.HasSuffix(f, "$status") {
 		t.Errorf("fish wrapper %q", f)
 	}
 }
@@ -182,6 +184,18 @@ func TestRunCommandFish(t *testing.T) {
 	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "pwd", "timeout": 15}, &r)
 	if len(r.Output) != 1 || r.Output[0] == "/" {
 		t.Errorf("cd leaked out of the child fish: %q", r.Output)
+	}
+	// C-c stops the command and the run still ends (fish abandons a line
+	// whose job SIGINT killed, end marker included, unless guarded).
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "sleep 30", "timeout": 1}, &r)
+	if r.RunID == nil {
+		t.Fatalf("%+v", r)
+	}
+	e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "C-c", "enter": false}, nil)
+	var r2 RunCommandResult
+	e.ok("wait_for_run", map[string]any{"run_id": *r.RunID, "timeout": 10}, &r2)
+	if r2.TimedOut || r2.ExitStatus == nil || *r2.ExitStatus == 0 {
+		t.Fatalf("after C-c: %+v", r2)
 	}
 }
 
@@ -284,4 +298,175 @@ func TestRunCommandOutputEndsInsideSequence(t *testing.T) {
 			t.Errorf("%s: %+v", open, r)
 		}
 	}
+}
+
+// Issue 9 item 11: one run_command per pane at a time. A second one is
+// refused, naming the run in flight; input from other tools is let through
+// once the command started, so C-c stops it and the run ends with the
+// status of an interrupted command.
+func TestRunCommandOnePerPaneAndCtrlC(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	var r RunCommandResult
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "sleep 30", "timeout": 0.5}, &r)
+	if !r.TimedOut || r.RunID == nil {
+		t.Fatalf("%+v", r)
+	}
+	msg, _ := e.fail("run_command", map[string]any{"pane_id": "%0", "command": "echo second", "timeout": 5})
+	if !strings.Contains(msg, *r.RunID) || !strings.Contains(msg, "already running") {
+		t.Errorf("second run into a busy pane: %q", msg)
+	}
+	start := time.Now()
+	e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "C-c", "enter": false}, nil)
+	var r2 RunCommandResult
+	e.ok("wait_for_run", map[string]any{"run_id": *r.RunID, "timeout": 10}, &r2)
+	if r2.TimedOut || r2.ExitStatus == nil || *r2.ExitStatus == 0 || time.Since(start) > 5*time.Second {
+		t.Fatalf("after C-c: %+v", r2)
+	}
+	if *r2.ExitStatus != 130 {
+		t.Logf("exit status after C-c: %d", *r2.ExitStatus)
+	}
+	// The pane is free again.
+	var r3 RunCommandResult
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "echo third", "timeout": 10}, &r3)
+	if r3.ExitStatus == nil || *r3.ExitStatus != 0 || strings.Join(r3.Output, "|") != "third" {
+		t.Errorf("%+v", r3)
+	}
+}
+
+// A run_id belongs to the client that started the run: to any other
+// client wait_for_run answers that it does not exist.
+func TestRunIDOwnedByItsClient(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	rec := &runRecord{id: "abc123", owner: "client-a", pane: "%0", done: make(chan struct{}), begun: make(chan struct{})}
+	reg := e.srv.runs()
+	reg.mu.Lock()
+	reg.runs[runKey{rec.owner, rec.id}] = rec
+	reg.mu.Unlock()
+	if got := reg.get(OwnerFrom(WithOwner(context.Background(), "client-b")), "abc123"); got != nil {
+		t.Errorf("client-b found client-a's run")
+	}
+	if got := reg.get(OwnerFrom(WithOwner(context.Background(), "client-a")), "abc123"); got != rec {
+		t.Errorf("client-a lost its run")
+	}
+	// Through the tool: this test's client is the local owner.
+	msg, _ := e.fail("wait_for_run", map[string]any{"run_id": "abc123"})
+	if !strings.Contains(msg, "unknown run_id") {
+		t.Errorf("another client's run: %q", msg)
+	}
+}
+
+// Issue 9 item 11: send_keys racing run_command into the same pane never
+// puts the typed wrapper into the run's output, and never makes the run
+// miss its markers.
+func TestRunCommandConcurrentSendKeys(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	for i := range 50 {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e.call("send_keys", map[string]any{"pane_id": "%0", "keys": fmt.Sprintf("echo typed-%d", i)})
+		}()
+		var r RunCommandResult
+		e.ok("run_command", map[string]any{"pane_id": "%0", "command": fmt.Sprintf("echo out-%d", i), "timeout": 10}, &r)
+		<-done
+		out := strings.Join(r.Output, "\n")
+		if r.TimedOut || r.ExitStatus == nil || *r.ExitStatus != 0 || !strings.Contains(out, fmt.Sprintf("out-%d", i)) ||
+			strings.Contains(out, markerOSC) || strings.Contains(out, "printf") {
+			t.Fatalf("round %d: %+v", i, r)
+		}
+	}
+}
+
+// Issue 9 item 11: the end marker counts only after the start marker. When
+// the start marker is missing, the output cannot be told from the echoed
+// wrapper: the run reports its status and its output as missing, never the
+// wrapper's text.
+func TestRunEndMarkerNeedsStartMarker(t *testing.T) {
+	cases := []struct {
+		name      string
+		stream    string
+		output    []string
+		truncated bool
+	}{
+		{"both markers", "$ printf S;(\r\n> echo hi\r\n\x1b]7799;S;r1\x07hi\r\n\x1b]7799;E;r1;0\x07$ ", []string{"hi"}, false},
+		{"end without start", "$ printf S;(\r\n> echo hi\r\nhi\r\n\x1b]7799;E;r1;0\x07$ ", nil, true},
+		{"another run's start", "$ x\r\n\x1b]7799;S;r0\x07hi\r\n\x1b]7799;E;r1;0\x07", nil, true},
+	}
+	for _, c := range cases {
+		for _, chunk := range []int{1, len(c.stream)} { // any chunking
+			t.Run(fmt.Sprintf("%s/chunk %d", c.name, chunk), func(t *testing.T) {
+				rec := &runRecord{id: "r1", done: make(chan struct{}), begun: make(chan struct{})}
+				feed := rec.feeder()
+				for i := 0; i < len(c.stream); i += chunk {
+					feed([]byte(c.stream[i:min(i+chunk, len(c.stream))]))
+				}
+				if !rec.ended() || rec.exit == nil || *rec.exit != 0 {
+					t.Fatalf("not finished with status 0: %+v", rec)
+				}
+				if strings.Join(rec.lines, "|") != strings.Join(c.output, "|") || rec.noStart != c.truncated {
+					t.Errorf("lines %q noStart %v, want %q %v", rec.lines, rec.noStart, c.output, c.truncated)
+				}
+			})
+		}
+	}
+}
+
+// Issue 9 item 11: while a run_command has typed its wrapper and its start
+// marker has not shown, input from other tools waits (at most
+// inputHoldMax); once the command started it goes through.
+func TestInputHeldUntilStartMarker(t *testing.T) {
+	e := shellEnv(t)
+	old := inputHoldMax
+	inputHoldMax = 3 * time.Second
+	defer func() { inputHoldMax = old }()
+	sock := tmux.Socket{Name: e.srv.cfg.SocketName} // what Call.Socket resolves for these calls
+	rec := &runRecord{id: "held", owner: LocalOwner, pane: "%0", sock: sock, started: time.Now(), done: make(chan struct{}), begun: make(chan struct{})}
+	reg := e.srv.runs()
+	reg.mu.Lock()
+	reg.busy[paneKey{sock, "%0"}] = rec
+	reg.mu.Unlock()
+	sent := make(chan time.Time, 1)
+	go func() {
+		e.call("send_keys", map[string]any{"pane_id": "%0", "keys": "echo held-$((6*7))"})
+		sent <- time.Now()
+	}()
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case <-sent:
+		t.Fatal("send_keys went through before the start marker")
+	default:
+	}
+	if out := e.tmux.MustRun("capture-pane", "-p", "-t", "%0"); strings.Contains(out, "held-") {
+		t.Fatalf("keys typed before the start marker: %q", out)
+	}
+	began := time.Now()
+	close(rec.begun)
+	if at := <-sent; at.Before(began) {
+		t.Fatal("send_keys returned before the start marker")
+	}
+	waitScreen(t, e, "held-42")
+
+	// A start marker that never comes holds input for inputHoldMax only.
+	inputHoldMax = 300 * time.Millisecond
+	rec2 := &runRecord{id: "stuck", owner: LocalOwner, pane: "%0", sock: sock, started: time.Now(), done: make(chan struct{}), begun: make(chan struct{})}
+	reg.mu.Lock()
+	reg.busy[paneKey{sock, "%0"}] = rec2
+	reg.mu.Unlock()
+	start := time.Now()
+	e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "echo late-$((6*7))"}, nil)
+	if el := time.Since(start); el < 250*time.Millisecond || el > 2*time.Second {
+		t.Errorf("held for %v, want about 300ms", el)
+	}
+	waitScreen(t, e, "late-42")
+}
+
+func waitScreen(t *testing.T, e *env, text string) {
+	t.Helper()
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		out, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
+		return strings.Contains(out, text)
+	})
 }
