@@ -23,7 +23,7 @@ type runCommandArgs struct {
 	PaneTarget
 	Timeout         float64 `json:"timeout" default:"30.0" desc:"Seconds to wait for completion (> 0); clamped to the server's wait ceiling, see effective_timeout."`
 	MaxLines        *int    `json:"max_lines" desc:"Most output lines to return, keeping the tail; null returns all."`
-	SuppressHistory bool    `json:"suppress_history" default:"true" desc:"Prefix one space so the shell keeps the command out of its history (bash ignorespace, zsh HIST_IGNORE_SPACE, fish). Needs a single-line command. Default from TMUX_MCP_SUPPRESS_HISTORY."`
+	SuppressHistory bool    `json:"suppress_history" default:"true" desc:"Keep the command out of the shell's history: one leading space (fish, zsh HIST_IGNORE_SPACE, bash ignorespace), and in bash the wrapper deletes its own history entry. history_suppressed in the result says whether it held. Needs a single-line command. Default from TMUX_MCP_SUPPRESS_HISTORY."`
 	SocketArgs
 }
 
@@ -45,6 +45,7 @@ type RunCommandResult struct {
 	OutputTruncatedLines int      `json:"output_truncated_lines" desc:"Lines dropped from the head."`
 	EffectiveTimeout     float64  `json:"effective_timeout" desc:"The timeout actually enforced, after the ceiling."`
 	RunID                *string  `json:"run_id" desc:"Handle for wait_for_run when timed_out is true. Addition of tmux-mcp."`
+	HistorySuppressed    *bool    `json:"history_suppressed" desc:"With suppress_history: true when the shell kept the command out of its history (bash: the wrapper deletes its own entry; zsh: HIST_IGNORE_SPACE is set; fish), false when it recorded it (zsh without HIST_IGNORE_SPACE, bash with cmdhist off). null when suppress_history was false or the shell cannot tell (sh, dash, ksh: only the leading space is applied). Addition of tmux-mcp."`
 }
 
 func runTools() []*Tool {
@@ -101,9 +102,10 @@ type runRecord struct {
 	exit     *int
 	err      error
 	done     chan struct{}
-	waiting  bool // a call is collecting it right now
-	expiring bool // the expiry goroutine runs
-	noStart  bool // the end marker came without the start marker: output unknown
+	waiting  bool  // a call is collecting it right now
+	expiring bool  // the expiry goroutine runs
+	noStart  bool  // the end marker came without the start marker: output unknown
+	history  *bool // what the start marker said about history suppression
 }
 
 // runKeep is how long a finished, uncollected run is kept; runAbandon is
@@ -342,10 +344,11 @@ func clearPromptLine(pane string) tmux.Command {
 // in a subshell (POSIX) or a child fish, so cd and export do not leak.
 func runWrapper(shell, command, id string, suppress bool) string {
 	lead := ""
+	start := runMarker("S;" + id)
 	if suppress {
 		lead = " "
+		start = historyStart(shell, id)
 	}
-	start := fmt.Sprintf(`printf '\033]%s;S;%s\007'`, markerOSC, id)
 	end := fmt.Sprintf(`printf '\033]%s;E;%s;%%d\007'`, markerOSC, id)
 	if fishShells[shell] {
 		quoted := "'" + strings.ReplaceAll(strings.ReplaceAll(command, `\`, `\\`), `'`, `\'`) + "'"
@@ -363,6 +366,38 @@ func runWrapper(shell, command, id string, suppress bool) string {
 	// shell does not abandon the rest of the line and the end marker is
 	// still printed.
 	return lead + start + ";(trap : INT;(\n" + strings.TrimRight(command, " \t\r\n") + "\n));" + end + " $?"
+}
+
+func runMarker(payload string) string {
+	return fmt.Sprintf(`printf '\033]%s;%s\007'`, markerOSC, payload)
+}
+
+// historyStart is the start marker of a run that keeps out of history; it
+// reports whether that worked (";1") or not (";0"), and does the work where
+// the shell allows it without touching the user's settings. A shell adds a
+// line to its history when it reads it, before running it, so settings
+// changed by the line itself come too late for it:
+//   - bash honours the leading space only with HISTCONTROL=ignorespace, so
+//     the wrapper deletes its own entry (history -d -1, bash >= 5.0) when it
+//     is the newest one. With cmdhist off the line is split into several
+//     entries: then the newest holds only the end marker, and it reports 0.
+//   - zsh honours the leading space only with HIST_IGNORE_SPACE and cannot
+//     delete an entry: it reports whether the option is set.
+//   - fish never records a line that starts with a space.
+//
+// Other shells (sh, dash, ksh...) get the leading space and plain marker.
+func historyStart(shell, id string) string {
+	yes, no := runMarker("S;"+id+";1"), runMarker("S;"+id+";0")
+	switch {
+	case shell == "bash":
+		return "case $(builtin history 1) in *" + markerOSC + "?S?" + id + "*) builtin history -d -1 2>/dev/null&&" + yes + "||" + no +
+			";; *" + markerOSC + "?E?" + id + "*) " + no + ";; *) " + yes + ";; esac"
+	case shell == "zsh":
+		return "[[ -o histignorespace ]]&&" + yes + "||" + no
+	case fishShells[shell]:
+		return yes
+	}
+	return runMarker("S;" + id)
 }
 
 // fishIntGuard is the middle fish's script: a no-op SIGINT handler, then
@@ -415,7 +450,17 @@ func (rec *runRecord) feeder() func([]byte) {
 			return
 		}
 		switch {
-		case rest == "S;"+rec.id && !began:
+		case (rest == "S;"+rec.id || strings.HasPrefix(rest, "S;"+rec.id+";")) && !began:
+			var hist *bool
+			switch strings.TrimPrefix(rest, "S;"+rec.id) {
+			case ";1":
+				hist = new(true)
+			case ";0":
+				hist = new(false)
+			}
+			rec.mu.Lock()
+			rec.history = hist
+			rec.mu.Unlock()
 			dec.TakeLines()
 			dec.ResetLine()
 			began = true
@@ -539,7 +584,7 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	dropped := rec.dropped
 	missed := rec.ps.lost.Load() // tmux paused the flooding pane's stream: lines are missing
 	exit, runErr := rec.exit, rec.err
-	noStart := rec.noStart
+	noStart, hist := rec.noStart, rec.history
 	rec.mu.Unlock()
 	finished := exit != nil || runErr != nil
 	if finished {
@@ -551,7 +596,7 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 		return RunCommandResult{}, expectedf("%v", runErr)
 	}
 	res := RunCommandResult{PaneID: rec.pane, ExitStatus: exit, TimedOut: !finished, EffectiveTimeout: eff.Seconds(),
-		ElapsedSeconds: float64(time.Since(rec.started).Milliseconds()) / 1000}
+		ElapsedSeconds: float64(time.Since(rec.started).Milliseconds()) / 1000, HistorySuppressed: hist}
 	if maxLines != nil && len(lines) > *maxLines {
 		dropped += len(lines) - *maxLines
 		lines = lines[len(lines)-*maxLines:]

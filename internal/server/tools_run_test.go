@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -469,4 +470,112 @@ func waitScreen(t *testing.T, e *env, text string) {
 		out, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
 		return strings.Contains(out, text)
 	})
+}
+
+// Issue 9 item 12: suppress_history keeps the wrapper and the command out
+// of the history file, whatever the user's settings, or says it could not;
+// and it changes no setting: a command typed afterwards is recorded. Each
+// shell writes its history file when it exits.
+func TestRunCommandSuppressHistory(t *testing.T) {
+	t.Parallel()
+	type shellCase struct {
+		name     string
+		bin      string
+		argv     func(dir string) []string
+		histFile func(dir string) string
+		want     bool // history_suppressed
+	}
+	zshrc := func(dir string, opts string) string {
+		rc := "HISTFILE=" + dir + "/hist\nSAVEHIST=100\nHISTSIZE=100\nPS1='%% '\n" + opts
+		if err := os.WriteFile(filepath.Join(dir, ".zshrc"), []byte(rc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	cases := []shellCase{
+		{"bash without ignorespace", "bash", func(dir string) []string {
+			return []string{"env", "-u", "HISTCONTROL", "HISTFILE=" + dir + "/hist", "HISTSIZE=100", "HISTFILESIZE=100", "PS1=$ ", "bash", "--norc", "--noprofile"}
+		}, func(dir string) string { return dir + "/hist" }, true},
+		{"bash with ignorespace", "bash", func(dir string) []string {
+			return []string{"env", "HISTCONTROL=ignorespace", "HISTFILE=" + dir + "/hist", "HISTSIZE=100", "HISTFILESIZE=100", "PS1=$ ", "bash", "--norc", "--noprofile"}
+		}, func(dir string) string { return dir + "/hist" }, true},
+		// With cmdhist off the wrapper's lines are separate entries and the
+		// command's own line cannot be told apart: reported, not hidden.
+		{"bash with cmdhist off", "bash", func(dir string) []string {
+			if err := os.WriteFile(dir+"/rc", []byte("shopt -u cmdhist\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"env", "-u", "HISTCONTROL", "HISTFILE=" + dir + "/hist", "HISTSIZE=100", "HISTFILESIZE=100", "PS1=$ ", "bash", "--noprofile", "--rcfile", dir + "/rc"}
+		}, func(dir string) string { return dir + "/hist" }, false},
+		{"zsh with HIST_IGNORE_SPACE", "zsh", func(dir string) []string {
+			return []string{"env", "ZDOTDIR=" + zshrc(dir, "setopt HIST_IGNORE_SPACE\n"), "zsh", "-d"}
+		}, func(dir string) string { return dir + "/hist" }, true},
+		{"zsh without HIST_IGNORE_SPACE", "zsh", func(dir string) []string {
+			return []string{"env", "ZDOTDIR=" + zshrc(dir, ""), "zsh", "-d"}
+		}, func(dir string) string { return dir + "/hist" }, false},
+		{"fish", "fish", func(dir string) []string {
+			// Not --no-config: that also turns history off. The universal
+			// variable tells fish its first-run set-up (generating
+			// completions from every man page) is done.
+			if err := os.MkdirAll(dir+"/config/fish", 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dir+"/config/fish/fish_variables", []byte("SETUVAR __fish_initialized:9999\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"env", "HOME=" + dir, "XDG_CONFIG_HOME=" + dir + "/config", "XDG_DATA_HOME=" + dir + "/data", "fish_greeting=", "fish"}
+		}, func(dir string) string { return dir + "/data/fish/fish_history" }, true},
+	}
+	for _, sh := range cases {
+		t.Run(sh.name, func(t *testing.T) {
+			if _, err := exec.LookPath(sh.bin); err != nil {
+				t.Skipf("%s is not installed (CI installs it)", sh.bin)
+			}
+			t.Parallel()
+			e := newEnv(t)
+			dir := t.TempDir()
+			e.tmux.MustRun("set-option", "-g", "remain-on-exit", "on")
+			e.tmux.MustRun(append([]string{"respawn-pane", "-k", "-t", "%0"}, sh.argv(dir)...)...)
+			tmuxtest.WaitFor(t, 10*time.Second, func() bool {
+				out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{pane_current_command}")
+				screen, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
+				return out == sh.bin && strings.TrimSpace(screen) != ""
+			})
+			command := "echo secret-$((6*7))"
+			if sh.bin == "fish" {
+				command = "echo secret-(math 6 '*' 7)"
+			}
+			var r RunCommandResult
+			e.ok("run_command", map[string]any{"pane_id": "%0", "command": command, "timeout": 15}, &r)
+			if r.ExitStatus == nil || *r.ExitStatus != 0 || strings.Join(r.Output, "|") != "secret-42" {
+				t.Fatalf("%+v", r)
+			}
+			if r.HistorySuppressed == nil || *r.HistorySuppressed != sh.want {
+				t.Errorf("history_suppressed = %v, want %v", r.HistorySuppressed, sh.want)
+			}
+			// Typed normally afterwards: recorded (no setting was changed).
+			e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "echo later-typed"}, nil)
+			waitScreen(t, e, "later-typed\n")
+			e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "exit"}, nil)
+			tmuxtest.WaitFor(t, 10*time.Second, func() bool {
+				out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{pane_dead}")
+				return out == "1"
+			})
+			b, err := os.ReadFile(sh.histFile(dir))
+			if err != nil {
+				t.Fatalf("no history file: %v", err)
+			}
+			hist := string(b)
+			if !strings.Contains(hist, "echo later-typed") {
+				t.Errorf("a command typed after the run was not recorded:\n%s", hist)
+			}
+			leaked := strings.Contains(hist, "secret") || strings.Contains(hist, markerOSC) || strings.Contains(hist, "printf")
+			if sh.want && leaked {
+				t.Errorf("the run is in the history file:\n%s", hist)
+			}
+			if !sh.want && !leaked {
+				t.Errorf("history_suppressed false, but the history holds no trace of the run:\n%s", hist)
+			}
+		})
+	}
 }
