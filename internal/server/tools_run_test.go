@@ -153,9 +153,16 @@ func TestRunCommandRefusesAlternateScreen(t *testing.T) {
 }
 
 func TestRunWrapper(t *testing.T) {
-	w := runWrapper("bash", "ls", "abc", true)
+	w := runWrapper("sh", "ls", "abc", true)
 	if !strings.HasPrefix(w, " printf") || !strings.Contains(w, "(\nls\n))") || !strings.HasSuffix(w, "$?") {
 		t.Errorf("posix wrapper %q", w)
+	}
+	b := runWrapper("bash", "ls", "abc", true)
+	if !strings.HasPrefix(b, " case $(builtin history 1) in") || !strings.Contains(b, "builtin history -d -1") || !strings.Contains(b, "(\nls\n))") {
+		t.Errorf("bash wrapper %q", b)
+	}
+	if p := runWrapper("bash", "ls", "abc", false); !strings.HasPrefix(p, "printf") || strings.Contains(p, "history") {
+		t.Errorf("bash wrapper without suppression %q", p)
 	}
 	f := runWrapper("fish", `echo 'a\b'`, "abc", false)
 	if !strings.Contains(f, `fish -c $argv[1]' 'echo \'a\\b\''`) || !strings.HasSuffix(f, "$status") {
