@@ -347,21 +347,26 @@ func TestRunCommandOnePerPaneAndCtrlC(t *testing.T) {
 func TestRunIDOwnedByItsClient(t *testing.T) {
 	t.Parallel()
 	e := shellEnv(t)
-	rec := &runRecord{id: "abc123", owner: "client-a", pane: "%0", done: make(chan struct{}), begun: make(chan struct{})}
-	reg := e.srv.runs()
-	reg.mu.Lock()
-	reg.runs[runKey{rec.owner, rec.id}] = rec
-	reg.mu.Unlock()
-	if got := reg.get(OwnerFrom(WithOwner(context.Background(), "client-b")), "abc123"); got != nil {
-		t.Errorf("client-b found client-a's run")
+	c := &Call{Server: e.srv}
+	ctxA := WithOwner(context.Background(), "client-a")
+	ctxB := WithOwner(context.Background(), "client-b")
+	r, err := c.runCommand(ctxA, runCommandArgs{Command: "sleep 1; echo done-a", PaneTarget: PaneTarget{PaneID: new("%0")}, Timeout: 0.2})
+	if err != nil || r.RunID == nil {
+		t.Fatalf("%+v %v", r, err)
 	}
-	if got := reg.get(OwnerFrom(WithOwner(context.Background(), "client-a")), "abc123"); got != rec {
-		t.Errorf("client-a lost its run")
+	for _, ctx := range []context.Context{ctxB, context.Background()} { // another client; the local one
+		_, err := c.waitForRun(ctx, waitForRunArgs{RunID: *r.RunID, Timeout: 5})
+		if err == nil || !strings.Contains(err.Error(), "unknown run_id") {
+			t.Errorf("%v collected client-a's run: %v", OwnerFrom(ctx), err)
+		}
 	}
-	// Through the tool: this test's client is the local owner.
-	msg, _ := e.fail("wait_for_run", map[string]any{"run_id": "abc123"})
+	msg, _ := e.fail("wait_for_run", map[string]any{"run_id": *r.RunID})
 	if !strings.Contains(msg, "unknown run_id") {
-		t.Errorf("another client's run: %q", msg)
+		t.Errorf("through the tool (local owner): %q", msg)
+	}
+	r2, err := c.waitForRun(ctxA, waitForRunArgs{RunID: *r.RunID, Timeout: 10})
+	if err != nil || r2.ExitStatus == nil || *r2.ExitStatus != 0 || strings.Join(r2.Output, "|") != "done-a" {
+		t.Fatalf("the owner's wait: %+v %v", r2, err)
 	}
 }
 
