@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -377,14 +378,21 @@ func TestRunCommandConcurrentSendKeys(t *testing.T) {
 	t.Parallel()
 	e := shellEnv(t)
 	for i := range 50 {
-		done := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(3)
 		go func() {
-			defer close(done)
+			defer wg.Done()
 			e.call("send_keys", map[string]any{"pane_id": "%0", "keys": fmt.Sprintf("echo typed-%d", i)})
 		}()
+		for range 2 { // text left on the line, as a person typing would
+			go func() {
+				defer wg.Done()
+				e.call("send_keys", map[string]any{"pane_id": "%0", "keys": "x", "enter": false, "literal": true})
+			}()
+		}
 		var r RunCommandResult
 		e.ok("run_command", map[string]any{"pane_id": "%0", "command": fmt.Sprintf("echo out-%d", i), "timeout": 10}, &r)
-		<-done
+		wg.Wait()
 		out := strings.Join(r.Output, "\n")
 		if r.TimedOut || r.ExitStatus == nil || *r.ExitStatus != 0 || !strings.Contains(out, fmt.Sprintf("out-%d", i)) ||
 			strings.Contains(out, markerOSC) || strings.Contains(out, "printf") {
