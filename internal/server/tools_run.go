@@ -577,6 +577,9 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	}
 	stop()
 	if ctx.Err() != nil {
+		// The caller went away: the run stays for wait_for_run, and is
+		// dropped like any uncollected run (its pane is then free again).
+		c.runs().expireLater(rec)
 		return RunCommandResult{}, ctx.Err()
 	}
 	rec.mu.Lock()

@@ -599,3 +599,22 @@ func TestRunCommandSuppressHistory(t *testing.T) {
 		})
 	}
 }
+
+// A run_command whose caller went away (cancelled) is still dropped after
+// runAbandon: its record goes, its watcher subscription is released and
+// the pane takes run_command again.
+func TestRunCancelledCallerAbandoned(t *testing.T) {
+	old := runAbandon
+	runAbandon = 300 * time.Millisecond
+	defer func() { runAbandon = old }()
+	e := shellEnv(t)
+	c := &Call{Server: e.srv}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := c.runCommand(ctx, runCommandArgs{Command: "sleep 30", PaneTarget: PaneTarget{PaneID: new("%0")}, Timeout: 10}); err == nil {
+		t.Fatal("a cancelled call succeeded")
+	}
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		return e.srv.watch.Subscriptions() == 0 && e.srv.runs().inFlight(paneKey{tmux.Socket{Name: e.srv.cfg.SocketName}, "%0"}) == nil
+	})
+}
