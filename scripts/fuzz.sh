@@ -12,6 +12,7 @@ targets=(
   "./internal/tmux FuzzParseRows"
   "./internal/tmux FuzzControlQuoteRoundTrip"
   "./internal/termtext FuzzDecoder"
+  "./internal/termtext FuzzDecoderVsTmux"
 )
 for t in "${targets[@]}"; do
   set -- $t

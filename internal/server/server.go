@@ -367,6 +367,8 @@ var Additions = []Addition{
 		"waits for a run_command that timed out and returns the same RunCommandResult"},
 	{"lines_missed", "result field of wait_for_text",
 		"true when tmux paused a flooding pane's output stream during the wait, so some output may not have been matched"},
+	{"history_suppressed", "result field of run_command and wait_for_run (RunCommandResult)",
+		"whether suppress_history held: the shell kept the command out of its history (true), recorded it anyway (false), or cannot tell (null)"},
 }
 
 // str returns *p or "" for nil.

@@ -23,7 +23,7 @@ type runCommandArgs struct {
 	PaneTarget
 	Timeout         float64 `json:"timeout" default:"30.0" desc:"Seconds to wait for completion (> 0); clamped to the server's wait ceiling, see effective_timeout."`
 	MaxLines        *int    `json:"max_lines" desc:"Most output lines to return, keeping the tail; null returns all."`
-	SuppressHistory bool    `json:"suppress_history" default:"true" desc:"Prefix one space so the shell keeps the command out of its history (bash ignorespace, zsh HIST_IGNORE_SPACE, fish). Needs a single-line command. Default from TMUX_MCP_SUPPRESS_HISTORY."`
+	SuppressHistory bool    `json:"suppress_history" default:"true" desc:"Keep the command out of the shell's history: one leading space (fish, zsh HIST_IGNORE_SPACE, bash ignorespace), and in bash the wrapper deletes its own history entry. history_suppressed in the result says whether it held. Needs a single-line command. Default from TMUX_MCP_SUPPRESS_HISTORY."`
 	SocketArgs
 }
 
@@ -45,6 +45,7 @@ type RunCommandResult struct {
 	OutputTruncatedLines int      `json:"output_truncated_lines" desc:"Lines dropped from the head."`
 	EffectiveTimeout     float64  `json:"effective_timeout" desc:"The timeout actually enforced, after the ceiling."`
 	RunID                *string  `json:"run_id" desc:"Handle for wait_for_run when timed_out is true. Addition of tmux-mcp."`
+	HistorySuppressed    *bool    `json:"history_suppressed" desc:"With suppress_history: true when the shell kept the command out of its history (bash: the wrapper deletes its own entry; zsh: HIST_IGNORE_SPACE is set; fish), false when it recorded it (zsh without HIST_IGNORE_SPACE, bash with cmdhist off). null when suppress_history was false or the shell cannot tell (sh, dash, ksh: only the leading space is applied). Addition of tmux-mcp."`
 }
 
 func runTools() []*Tool {
@@ -88,10 +89,12 @@ const markerOSC = "7799"
 // runKeep after it ends.
 type runRecord struct {
 	id      string
+	owner   Owner
 	pane    string
 	sock    tmux.Socket
 	started time.Time
 	ps      *paneStream
+	begun   chan struct{} // closed when the start marker is seen
 
 	mu       sync.Mutex
 	lines    []string
@@ -99,8 +102,10 @@ type runRecord struct {
 	exit     *int
 	err      error
 	done     chan struct{}
-	waiting  bool // a call is collecting it right now
-	expiring bool // the expiry goroutine runs
+	waiting  bool  // a call is collecting it right now
+	expiring bool  // the expiry goroutine runs
+	noStart  bool  // the end marker came without the start marker: output unknown
+	history  *bool // what the start marker said about history suppression
 }
 
 // runKeep is how long a finished, uncollected run is kept; runAbandon is
@@ -114,14 +119,115 @@ var (
 
 const maxRunLines = 200_000
 
+// runRegistry holds the runs of every client. A run belongs to the client
+// that started it (its Owner): another client cannot collect it. A pane
+// runs one run_command at a time, whoever started it.
 type runRegistry struct {
-	mu   sync.Mutex
-	runs map[string]*runRecord
+	mu    sync.Mutex
+	runs  map[runKey]*runRecord
+	busy  map[paneKey]*runRecord // the latest run typed into each pane
+	gates map[paneKey]*paneGate  // typing into a pane: run_command writes, other input reads
+}
+
+// paneGate orders typing into one pane; it exists while someone uses it.
+type paneGate struct {
+	sync.RWMutex
+	refs int
+}
+
+type runKey struct {
+	owner Owner
+	id    string
+}
+
+type paneKey struct {
+	sock tmux.Socket
+	pane string
 }
 
 func (s *Server) runs() *runRegistry {
-	s.runOnce.Do(func() { s.runReg = &runRegistry{runs: map[string]*runRecord{}} })
+	s.runOnce.Do(func() {
+		s.runReg = &runRegistry{runs: map[runKey]*runRecord{}, busy: map[paneKey]*runRecord{}, gates: map[paneKey]*paneGate{}}
+	})
 	return s.runReg
+}
+
+func (g *runRegistry) gate(k paneKey) *paneGate {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	pg := g.gates[k]
+	if pg == nil {
+		pg = &paneGate{}
+		g.gates[k] = pg
+	}
+	pg.refs++
+	return pg
+}
+
+func (g *runRegistry) ungate(k paneKey, pg *paneGate) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if pg.refs--; pg.refs == 0 && g.gates[k] == pg {
+		delete(g.gates, k)
+	}
+}
+
+// inFlight is the unfinished run in a pane, if any.
+func (g *runRegistry) inFlight(k paneKey) *runRecord {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if rec := g.busy[k]; rec != nil && !rec.ended() {
+		return rec
+	}
+	return nil
+}
+
+func (g *runRegistry) get(owner Owner, id string) *runRecord {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.runs[runKey{owner, id}]
+}
+
+// inputHoldMax bounds how long other input to a pane waits for a run's
+// start marker: a shell that never runs the wrapper must not block the
+// pane for ever.
+var inputHoldMax = 5 * time.Second
+
+// holdInput is called by every tool that types or pastes into a pane. While
+// a run_command there has typed its wrapper but the shell has not started
+// it (no start marker yet), keystrokes would land in the wrapper's line or
+// be echoed into the run's output: they wait until the start marker (at most
+// inputHoldMax). From then on they go through, so C-c reaches the command.
+// The returned release must be called once the input is written: run_command
+// cannot type its wrapper in between.
+func (s *Server) holdInput(ctx context.Context, sock tmux.Socket, pane string) (release func(), err error) {
+	reg := s.runs()
+	k := paneKey{sock, pane}
+	pg := reg.gate(k)
+	done := func() {
+		pg.RUnlock()
+		reg.ungate(k, pg)
+	}
+	deadline := time.NewTimer(inputHoldMax)
+	defer deadline.Stop()
+	for {
+		pg.RLock()
+		rec := reg.inFlight(k)
+		if rec == nil || rec.hasBegun() {
+			return done, nil
+		}
+		pg.RUnlock()
+		select {
+		case <-rec.begun:
+		case <-rec.done:
+		case <-deadline.C:
+			pg.RLock()
+			return done, nil
+		case <-ctx.Done():
+			reg.ungate(k, pg)
+			return nil, ctx.Err()
+		}
+	}
 }
 
 func newRunID() string {
@@ -154,6 +260,13 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 		return RunCommandResult{}, err
 	}
 	pane := st["pane_id"]
+	reg := c.runs()
+	k := paneKey{sock, pane}
+	// A command still running from run_command is what the pane shows: say
+	// so (it is not "not a shell").
+	if prev := reg.inFlight(k); prev != nil {
+		return RunCommandResult{}, busyPane(pane, prev)
+	}
 	shell := strings.TrimPrefix(filepath.Base(st["pane_current_command"]), "-")
 	switch {
 	case st["pane_dead"] == "1":
@@ -167,7 +280,24 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	}
 	id := newRunID()
 	wrapper := runWrapper(shell, a.Command, id, a.SuppressHistory)
-	rec := &runRecord{id: id, pane: pane, sock: sock, done: make(chan struct{})}
+	rec := &runRecord{id: id, owner: OwnerFrom(ctx), pane: pane, sock: sock, done: make(chan struct{}), begun: make(chan struct{})}
+	// Hold the pane's input lock while registering and typing: input that
+	// another tool is writing finishes first, and input that comes later
+	// sees this run and waits for its start marker.
+	pg := reg.gate(k)
+	pg.Lock()
+	unlock := func() {
+		pg.Unlock()
+		reg.ungate(k, pg)
+	}
+	reg.mu.Lock()
+	if prev := reg.busy[k]; prev != nil && !prev.ended() {
+		reg.mu.Unlock()
+		unlock()
+		return RunCommandResult{}, busyPane(pane, prev)
+	}
+	reg.busy[k] = rec
+	reg.mu.Unlock()
 	// Subscribe and type in one ordered step on the watcher connection, so
 	// the stream holds exactly what follows the keystrokes.
 	rec.started = time.Now()
@@ -176,15 +306,26 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 		tmux.Command{"send-keys", "-t", pane, "-l", "--", wrapper},
 		tmux.Command{"send-keys", "-t", pane, "Enter"})
 	if err != nil {
+		rec.stop()
+		reg.mu.Lock()
+		if reg.busy[k] == rec {
+			delete(reg.busy, k)
+		}
+		reg.mu.Unlock()
+		unlock()
 		return RunCommandResult{}, err
 	}
 	rec.ps = ps
-	reg := c.runs()
 	reg.mu.Lock()
-	reg.runs[id] = rec
+	reg.runs[runKey{rec.owner, id}] = rec
 	reg.mu.Unlock()
+	unlock()
 	go c.Server.pumpRun(rec)
 	return c.collect(ctx, rec, eff, a.MaxLines)
+}
+
+func busyPane(pane string, prev *runRecord) error {
+	return expectedf("pane %s is already running a command from run_command (run_id %s, started %.1fs ago); wait for it with wait_for_run, or stop it with send_keys C-c, before running another", pane, prev.id, time.Since(prev.started).Seconds())
 }
 
 // clearPromptLine empties the shell's input line before run_command types:
@@ -203,54 +344,70 @@ func clearPromptLine(pane string) tmux.Command {
 // in a subshell (POSIX) or a child fish, so cd and export do not leak.
 func runWrapper(shell, command, id string, suppress bool) string {
 	lead := ""
+	start := runMarker("S;" + id)
 	if suppress {
 		lead = " "
+		start = historyStart(shell, id)
 	}
-	start := fmt.Sprintf(`printf '\033]%s;S;%s\007'`, markerOSC, id)
 	end := fmt.Sprintf(`printf '\033]%s;E;%s;%%d\007'`, markerOSC, id)
 	if fishShells[shell] {
 		quoted := "'" + strings.ReplaceAll(strings.ReplaceAll(command, `\`, `\\`), `'`, `\'`) + "'"
-		return lead + start + "; fish -c " + quoted + "; " + end + " $status"
+		// The child fish that runs the command sits under one with a
+		// SIGINT handler: on C-c the command dies, the middle fish exits
+		// normally with its status, and the shell goes on to the end
+		// marker (fish abandons the rest of a line whose job SIGINT killed).
+		return lead + start + "; fish -c " + fishIntGuard + " " + quoted + "; " + end + " $status"
 	}
 	// The command goes on lines of its own so that a trailing comment or
-	// an unterminated last line cannot swallow the end marker.
-	return lead + start + ";(\n" + strings.TrimRight(command, " \t\r\n") + "\n);" + end + " $?"
+	// an unterminated last line cannot swallow the end marker. It runs in
+	// a subshell inside a subshell that traps SIGINT: on C-c the command
+	// dies as usual (the inner subshell has the default disposition), but
+	// the outer one exits normally with status 130, so the interactive
+	// shell does not abandon the rest of the line and the end marker is
+	// still printed.
+	return lead + start + ";(trap : INT;(\n" + strings.TrimRight(command, " \t\r\n") + "\n));" + end + " $?"
 }
+
+func runMarker(payload string) string {
+	return fmt.Sprintf(`printf '\033]%s;%s\007'`, markerOSC, payload)
+}
+
+// historyStart is the start marker of a run that keeps out of history; it
+// reports whether that worked (";1") or not (";0"), and does the work where
+// the shell allows it without touching the user's settings. A shell adds a
+// line to its history when it reads it, before running it, so settings
+// changed by the line itself come too late for it:
+//   - bash honours the leading space only with HISTCONTROL=ignorespace, so
+//     the wrapper deletes its own entry (history -d -1, bash >= 5.0) when it
+//     is the newest one. With cmdhist off the line is split into several
+//     entries: then the newest holds only the end marker, and it reports 0.
+//   - zsh honours the leading space only with HIST_IGNORE_SPACE and cannot
+//     delete an entry: it reports whether the option is set.
+//   - fish never records a line that starts with a space.
+//
+// Other shells (sh, dash, ksh...) get the leading space and plain marker.
+func historyStart(shell, id string) string {
+	yes, no := runMarker("S;"+id+";1"), runMarker("S;"+id+";0")
+	switch {
+	case shell == "bash":
+		return "case $(builtin history 1) in *" + markerOSC + "?S?" + id + "*) builtin history -d -1 2>/dev/null&&" + yes + "||" + no +
+			";; *" + markerOSC + "?E?" + id + "*) " + no + ";; *) " + yes + ";; esac"
+	case shell == "zsh":
+		return "[[ -o histignorespace ]]&&" + yes + "||" + no
+	case fishShells[shell]:
+		return yes
+	}
+	return runMarker("S;" + id)
+}
+
+// fishIntGuard is the middle fish's script: a no-op SIGINT handler, then
+// the command (its first argument) in a fish of its own.
+const fishIntGuard = `'function __tmux_mcp_int --on-signal INT; end; fish -c $argv[1]'`
 
 // pumpRun feeds a run's output stream through the terminal decoder until
 // the end marker arrives or the pane goes away.
 func (s *Server) pumpRun(rec *runRecord) {
-	var dec termtext.Decoder
-	began := false // only this goroutine reads and writes it
-	prefix := markerOSC + ";"
-	dec.OnOSC = func(p string) {
-		rest, ok := strings.CutPrefix(p, prefix)
-		if !ok {
-			return
-		}
-		switch {
-		case rest == "S;"+rec.id:
-			dec.TakeLines()
-			dec.ResetLine()
-			began = true
-			rec.mu.Lock()
-			rec.lines, rec.dropped = nil, 0
-			rec.mu.Unlock()
-		case strings.HasPrefix(rest, "E;"+rec.id+";"):
-			code, err := strconv.Atoi(strings.TrimPrefix(rest, "E;"+rec.id+";"))
-			lines := dec.TakeLines()
-			if p := dec.Partial(); p != "" {
-				lines = append(lines, p)
-			}
-			dec.ResetLine()
-			rec.add(lines)
-			if err == nil {
-				rec.finish(&code, nil)
-			} else {
-				rec.finish(nil, fmt.Errorf("unreadable exit status marker"))
-			}
-		}
-	}
+	feed := rec.feeder()
 	ctx := context.Background()
 	for {
 		select {
@@ -274,10 +431,90 @@ func (s *Server) pumpRun(rec *runRecord) {
 			}
 			continue
 		}
+		feed(data)
+	}
+}
+
+// feeder returns the function that takes the pane's output stream in
+// order: it collects the lines between the run's start and end markers and
+// finishes the run at the end marker. Output before the start marker (the
+// echoed wrapper, earlier output) is never the command's. Only one
+// goroutine may call it.
+func (rec *runRecord) feeder() func([]byte) {
+	var dec termtext.Decoder
+	began := false
+	prefix := markerOSC + ";"
+	dec.OnOSC = func(p string) {
+		rest, ok := strings.CutPrefix(p, prefix)
+		if !ok {
+			return
+		}
+		switch {
+		case (rest == "S;"+rec.id || strings.HasPrefix(rest, "S;"+rec.id+";")) && !began:
+			var hist *bool
+			switch strings.TrimPrefix(rest, "S;"+rec.id) {
+			case ";1":
+				hist = new(true)
+			case ";0":
+				hist = new(false)
+			}
+			rec.mu.Lock()
+			rec.history = hist
+			rec.mu.Unlock()
+			dec.TakeLines()
+			dec.ResetLine()
+			began = true
+			rec.mu.Lock()
+			rec.lines, rec.dropped = nil, 0
+			rec.mu.Unlock()
+			close(rec.begun)
+		case strings.HasPrefix(rest, "E;"+rec.id+";"):
+			code, err := strconv.Atoi(strings.TrimPrefix(rest, "E;"+rec.id+";"))
+			lines := dec.TakeLines()
+			if p := dec.Partial(); p != "" {
+				lines = append(lines, p)
+			}
+			dec.ResetLine()
+			if began {
+				rec.add(lines)
+			} else {
+				// Without the start marker (tmux paused the pane's output
+				// stream) nothing tells the command's output from the typed
+				// wrapper: report the status, and the output as missing.
+				rec.mu.Lock()
+				rec.noStart = true
+				rec.mu.Unlock()
+			}
+			if err == nil {
+				rec.finish(&code, nil)
+			} else {
+				rec.finish(nil, fmt.Errorf("unreadable exit status marker"))
+			}
+		}
+	}
+	return func(data []byte) {
 		lines := dec.Write(data)
 		if began {
 			rec.add(lines)
 		}
+	}
+}
+
+func (r *runRecord) ended() bool {
+	select {
+	case <-r.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (r *runRecord) hasBegun() bool {
+	select {
+	case <-r.begun:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -340,6 +577,9 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	}
 	stop()
 	if ctx.Err() != nil && !shuttingDown(ctx) { // at shutdown: the output so far, as on a timeout
+		// The caller went away: the run stays for wait_for_run, and is
+		// dropped like any uncollected run (its pane is then free again).
+		c.runs().expireLater(rec)
 		return RunCommandResult{}, ctx.Err()
 	}
 	rec.mu.Lock()
@@ -347,10 +587,11 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	dropped := rec.dropped
 	missed := rec.ps.lost.Load() // tmux paused the flooding pane's stream: lines are missing
 	exit, runErr := rec.exit, rec.err
+	noStart, hist := rec.noStart, rec.history
 	rec.mu.Unlock()
 	finished := exit != nil || runErr != nil
 	if finished {
-		c.runs().remove(rec.id)
+		c.runs().remove(rec)
 	} else {
 		c.runs().expireLater(rec)
 	}
@@ -358,7 +599,7 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 		return RunCommandResult{}, expectedf("%v", runErr)
 	}
 	res := RunCommandResult{PaneID: rec.pane, ExitStatus: exit, TimedOut: !finished, EffectiveTimeout: eff.Seconds(),
-		ElapsedSeconds: float64(time.Since(rec.started).Milliseconds()) / 1000}
+		ElapsedSeconds: float64(time.Since(rec.started).Milliseconds()) / 1000, HistorySuppressed: hist}
 	if maxLines != nil && len(lines) > *maxLines {
 		dropped += len(lines) - *maxLines
 		lines = lines[len(lines)-*maxLines:]
@@ -366,7 +607,7 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	if lines == nil {
 		lines = []string{}
 	}
-	res.Output, res.OutputTruncated, res.OutputTruncatedLines = lines, dropped > 0 || missed, dropped
+	res.Output, res.OutputTruncated, res.OutputTruncatedLines = lines, dropped > 0 || missed || noStart, dropped
 	if !finished {
 		id := rec.id
 		res.RunID = &id
@@ -383,14 +624,17 @@ func (r *runRecord) lastLine() string {
 	return r.lines[len(r.lines)-1]
 }
 
-func (g *runRegistry) remove(id string) {
+func (g *runRegistry) remove(rec *runRecord) {
 	g.mu.Lock()
-	rec := g.runs[id]
-	delete(g.runs, id)
-	g.mu.Unlock()
-	if rec != nil {
-		rec.stop() // ends the pump, which closes the subscription
+	k := runKey{rec.owner, rec.id}
+	if g.runs[k] == rec {
+		delete(g.runs, k)
 	}
+	if p := (paneKey{rec.sock, rec.pane}); g.busy[p] == rec {
+		delete(g.busy, p)
+	}
+	g.mu.Unlock()
+	rec.stop() // ends the pump, which closes the subscription
 }
 
 // expireLater drops an uncollected run runKeep after it ends.
@@ -410,11 +654,7 @@ func (g *runRegistry) expireLater(rec *runRecord) {
 		case <-time.After(abandon):
 			rec.stop()
 		}
-		g.mu.Lock()
-		if g.runs[rec.id] == rec {
-			delete(g.runs, rec.id)
-		}
-		g.mu.Unlock()
+		g.remove(rec)
 	}()
 }
 
@@ -426,10 +666,9 @@ func (c *Call) waitForRun(ctx context.Context, a waitForRunArgs) (RunCommandResu
 	if err != nil {
 		return RunCommandResult{}, err
 	}
-	reg := c.runs()
-	reg.mu.Lock()
-	rec := reg.runs[a.RunID]
-	reg.mu.Unlock()
+	// A run_id is found only for the client that started the run: to any
+	// other it does not exist.
+	rec := c.runs().get(OwnerFrom(ctx), a.RunID)
 	if rec == nil {
 		return RunCommandResult{}, expectedf("unknown run_id: it was already collected, expired (10 minutes after the command ended), or belongs to another server process")
 	}

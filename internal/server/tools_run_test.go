@@ -1,13 +1,17 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
@@ -150,12 +154,19 @@ func TestRunCommandRefusesAlternateScreen(t *testing.T) {
 }
 
 func TestRunWrapper(t *testing.T) {
-	w := runWrapper("bash", "ls", "abc", true)
-	if !strings.HasPrefix(w, " printf") || !strings.Contains(w, "(\nls\n)") || !strings.HasSuffix(w, "$?") {
+	w := runWrapper("sh", "ls", "abc", true)
+	if !strings.HasPrefix(w, " printf") || !strings.Contains(w, "(\nls\n))") || !strings.HasSuffix(w, "$?") {
 		t.Errorf("posix wrapper %q", w)
 	}
+	b := runWrapper("bash", "ls", "abc", true)
+	if !strings.HasPrefix(b, " case $(builtin history 1) in") || !strings.Contains(b, "builtin history -d -1") || !strings.Contains(b, "(\nls\n))") {
+		t.Errorf("bash wrapper %q", b)
+	}
+	if p := runWrapper("bash", "ls", "abc", false); !strings.HasPrefix(p, "printf") || strings.Contains(p, "history") {
+		t.Errorf("bash wrapper without suppression %q", p)
+	}
 	f := runWrapper("fish", `echo 'a\b'`, "abc", false)
-	if !strings.Contains(f, `fish -c 'echo \'a\\b\''`) || !strings.HasSuffix(f, "$status") {
+	if !strings.Contains(f, `fish -c $argv[1]' 'echo \'a\\b\''`) || !strings.HasSuffix(f, "$status") {
 		t.Errorf("fish wrapper %q", f)
 	}
 }
@@ -182,6 +193,18 @@ func TestRunCommandFish(t *testing.T) {
 	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "pwd", "timeout": 15}, &r)
 	if len(r.Output) != 1 || r.Output[0] == "/" {
 		t.Errorf("cd leaked out of the child fish: %q", r.Output)
+	}
+	// C-c stops the command and the run still ends (fish abandons a line
+	// whose job SIGINT killed, end marker included, unless guarded).
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "sleep 30", "timeout": 1}, &r)
+	if r.RunID == nil {
+		t.Fatalf("%+v", r)
+	}
+	e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "C-c", "enter": false}, nil)
+	var r2 RunCommandResult
+	e.ok("wait_for_run", map[string]any{"run_id": *r.RunID, "timeout": 10}, &r2)
+	if r2.TimedOut || r2.ExitStatus == nil || *r2.ExitStatus == 0 {
+		t.Fatalf("after C-c: %+v", r2)
 	}
 }
 
@@ -269,4 +292,329 @@ func TestRunCommandClearsPendingInput(t *testing.T) {
 
 		})
 	}
+}
+
+// Issue 9 item 4: output that ends inside an escape sequence must not hide
+// the end marker; the run reports its exit status and all its output.
+func TestRunCommandOutputEndsInsideSequence(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	for _, open := range []string{`\033]0;title`, `\033P`, `\033_abc`, `\033`, `\033[12`} {
+		var r RunCommandResult
+		e.ok("run_command", map[string]any{"pane_id": "%0", "timeout": 5,
+			"command": `echo before; printf 'tail` + open + `'; exit 4`}, &r)
+		if r.TimedOut || r.ExitStatus == nil || *r.ExitStatus != 4 || strings.Join(r.Output, "|") != "before|tail" {
+			t.Errorf("%s: %+v", open, r)
+		}
+	}
+}
+
+// Issue 9 item 11: one run_command per pane at a time. A second one is
+// refused, naming the run in flight; input from other tools is let through
+// once the command started, so C-c stops it and the run ends with the
+// status of an interrupted command.
+func TestRunCommandOnePerPaneAndCtrlC(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	var r RunCommandResult
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "sleep 30", "timeout": 0.5}, &r)
+	if !r.TimedOut || r.RunID == nil {
+		t.Fatalf("%+v", r)
+	}
+	msg, _ := e.fail("run_command", map[string]any{"pane_id": "%0", "command": "echo second", "timeout": 5})
+	if !strings.Contains(msg, *r.RunID) || !strings.Contains(msg, "already running") {
+		t.Errorf("second run into a busy pane: %q", msg)
+	}
+	start := time.Now()
+	e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "C-c", "enter": false}, nil)
+	var r2 RunCommandResult
+	e.ok("wait_for_run", map[string]any{"run_id": *r.RunID, "timeout": 10}, &r2)
+	if r2.TimedOut || r2.ExitStatus == nil || *r2.ExitStatus == 0 || time.Since(start) > 5*time.Second {
+		t.Fatalf("after C-c: %+v", r2)
+	}
+	if *r2.ExitStatus != 130 {
+		t.Logf("exit status after C-c: %d", *r2.ExitStatus)
+	}
+	// The pane is free again.
+	var r3 RunCommandResult
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "echo third", "timeout": 10}, &r3)
+	if r3.ExitStatus == nil || *r3.ExitStatus != 0 || strings.Join(r3.Output, "|") != "third" {
+		t.Errorf("%+v", r3)
+	}
+}
+
+// A run_id belongs to the client that started the run: to any other
+// client wait_for_run answers that it does not exist.
+func TestRunIDOwnedByItsClient(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	c := &Call{Server: e.srv}
+	ctxA := WithOwner(context.Background(), "client-a")
+	ctxB := WithOwner(context.Background(), "client-b")
+	r, err := c.runCommand(ctxA, runCommandArgs{Command: "sleep 1; echo done-a", PaneTarget: PaneTarget{PaneID: new("%0")}, Timeout: 0.2})
+	if err != nil || r.RunID == nil {
+		t.Fatalf("%+v %v", r, err)
+	}
+	for _, ctx := range []context.Context{ctxB, context.Background()} { // another client; the local one
+		_, err := c.waitForRun(ctx, waitForRunArgs{RunID: *r.RunID, Timeout: 5})
+		if err == nil || !strings.Contains(err.Error(), "unknown run_id") {
+			t.Errorf("%v collected client-a's run: %v", OwnerFrom(ctx), err)
+		}
+	}
+	msg, _ := e.fail("wait_for_run", map[string]any{"run_id": *r.RunID})
+	if !strings.Contains(msg, "unknown run_id") {
+		t.Errorf("through the tool (local owner): %q", msg)
+	}
+	r2, err := c.waitForRun(ctxA, waitForRunArgs{RunID: *r.RunID, Timeout: 10})
+	if err != nil || r2.ExitStatus == nil || *r2.ExitStatus != 0 || strings.Join(r2.Output, "|") != "done-a" {
+		t.Fatalf("the owner's wait: %+v %v", r2, err)
+	}
+}
+
+// Issue 9 item 11: send_keys racing run_command into the same pane never
+// puts the typed wrapper into the run's output, and never makes the run
+// miss its markers.
+func TestRunCommandConcurrentSendKeys(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	for i := range 50 {
+		var wg sync.WaitGroup
+		wg.Add(3)
+		go func() {
+			defer wg.Done()
+			e.call("send_keys", map[string]any{"pane_id": "%0", "keys": fmt.Sprintf("echo typed-%d", i)})
+		}()
+		for range 2 { // text left on the line, as a person typing would
+			go func() {
+				defer wg.Done()
+				e.call("send_keys", map[string]any{"pane_id": "%0", "keys": "x", "enter": false, "literal": true})
+			}()
+		}
+		var r RunCommandResult
+		e.ok("run_command", map[string]any{"pane_id": "%0", "command": fmt.Sprintf("echo out-%d", i), "timeout": 10}, &r)
+		wg.Wait()
+		out := strings.Join(r.Output, "\n")
+		if r.TimedOut || r.ExitStatus == nil || *r.ExitStatus != 0 || !strings.Contains(out, fmt.Sprintf("out-%d", i)) ||
+			strings.Contains(out, markerOSC) || strings.Contains(out, "printf") {
+			t.Fatalf("round %d: %+v", i, r)
+		}
+	}
+}
+
+// Issue 9 item 11: the end marker counts only after the start marker. When
+// the start marker is missing, the output cannot be told from the echoed
+// wrapper: the run reports its status and its output as missing, never the
+// wrapper's text.
+func TestRunEndMarkerNeedsStartMarker(t *testing.T) {
+	cases := []struct {
+		name      string
+		stream    string
+		output    []string
+		truncated bool
+	}{
+		{"both markers", "$ printf S;(\r\n> echo hi\r\n\x1b]7799;S;r1\x07hi\r\n\x1b]7799;E;r1;0\x07$ ", []string{"hi"}, false},
+		{"end without start", "$ printf S;(\r\n> echo hi\r\nhi\r\n\x1b]7799;E;r1;0\x07$ ", nil, true},
+		{"another run's start", "$ x\r\n\x1b]7799;S;r0\x07hi\r\n\x1b]7799;E;r1;0\x07", nil, true},
+	}
+	for _, c := range cases {
+		for _, chunk := range []int{1, len(c.stream)} { // any chunking
+			t.Run(fmt.Sprintf("%s/chunk %d", c.name, chunk), func(t *testing.T) {
+				rec := &runRecord{id: "r1", done: make(chan struct{}), begun: make(chan struct{})}
+				feed := rec.feeder()
+				for i := 0; i < len(c.stream); i += chunk {
+					feed([]byte(c.stream[i:min(i+chunk, len(c.stream))]))
+				}
+				if !rec.ended() || rec.exit == nil || *rec.exit != 0 {
+					t.Fatalf("not finished with status 0: %+v", rec)
+				}
+				if strings.Join(rec.lines, "|") != strings.Join(c.output, "|") || rec.noStart != c.truncated {
+					t.Errorf("lines %q noStart %v, want %q %v", rec.lines, rec.noStart, c.output, c.truncated)
+				}
+			})
+		}
+	}
+}
+
+// Issue 9 item 11: while a run_command has typed its wrapper and its start
+// marker has not shown, input from other tools waits (at most
+// inputHoldMax); once the command started it goes through.
+func TestInputHeldUntilStartMarker(t *testing.T) {
+	e := shellEnv(t)
+	old := inputHoldMax
+	inputHoldMax = 3 * time.Second
+	defer func() { inputHoldMax = old }()
+	sock := tmux.Socket{Name: e.srv.cfg.SocketName} // what Call.Socket resolves for these calls
+	rec := &runRecord{id: "held", owner: LocalOwner, pane: "%0", sock: sock, started: time.Now(), done: make(chan struct{}), begun: make(chan struct{})}
+	reg := e.srv.runs()
+	reg.mu.Lock()
+	reg.busy[paneKey{sock, "%0"}] = rec
+	reg.mu.Unlock()
+	sent := make(chan time.Time, 1)
+	go func() {
+		e.call("send_keys", map[string]any{"pane_id": "%0", "keys": "echo held-$((6*7))"})
+		sent <- time.Now()
+	}()
+	time.Sleep(500 * time.Millisecond)
+	select {
+	case <-sent:
+		t.Fatal("send_keys went through before the start marker")
+	default:
+	}
+	if out := e.tmux.MustRun("capture-pane", "-p", "-t", "%0"); strings.Contains(out, "held-") {
+		t.Fatalf("keys typed before the start marker: %q", out)
+	}
+	began := time.Now()
+	close(rec.begun)
+	if at := <-sent; at.Before(began) {
+		t.Fatal("send_keys returned before the start marker")
+	}
+	waitScreen(t, e, "held-42")
+
+	// A start marker that never comes holds input for inputHoldMax only.
+	inputHoldMax = 300 * time.Millisecond
+	rec2 := &runRecord{id: "stuck", owner: LocalOwner, pane: "%0", sock: sock, started: time.Now(), done: make(chan struct{}), begun: make(chan struct{})}
+	reg.mu.Lock()
+	reg.busy[paneKey{sock, "%0"}] = rec2
+	reg.mu.Unlock()
+	start := time.Now()
+	e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "echo late-$((6*7))"}, nil)
+	if el := time.Since(start); el < 250*time.Millisecond || el > 2*time.Second {
+		t.Errorf("held for %v, want about 300ms", el)
+	}
+	waitScreen(t, e, "late-42")
+}
+
+func waitScreen(t *testing.T, e *env, text string) {
+	t.Helper()
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		out, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
+		return strings.Contains(out, text)
+	})
+}
+
+// Issue 9 item 12: suppress_history keeps the wrapper and the command out
+// of the history file, whatever the user's settings, or says it could not;
+// and it changes no setting: a command typed afterwards is recorded. Each
+// shell writes its history file when it exits.
+func TestRunCommandSuppressHistory(t *testing.T) {
+	t.Parallel()
+	type shellCase struct {
+		name     string
+		bin      string
+		argv     func(dir string) []string
+		histFile func(dir string) string
+		want     bool // history_suppressed
+	}
+	zshrc := func(dir string, opts string) string {
+		rc := "HISTFILE=" + dir + "/hist\nSAVEHIST=100\nHISTSIZE=100\nPS1='%% '\n" + opts
+		if err := os.WriteFile(filepath.Join(dir, ".zshrc"), []byte(rc), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	cases := []shellCase{
+		{"bash without ignorespace", "bash", func(dir string) []string {
+			return []string{"env", "-u", "HISTCONTROL", "HISTFILE=" + dir + "/hist", "HISTSIZE=100", "HISTFILESIZE=100", "PS1=$ ", "bash", "--norc", "--noprofile"}
+		}, func(dir string) string { return dir + "/hist" }, true},
+		{"bash with ignorespace", "bash", func(dir string) []string {
+			return []string{"env", "HISTCONTROL=ignorespace", "HISTFILE=" + dir + "/hist", "HISTSIZE=100", "HISTFILESIZE=100", "PS1=$ ", "bash", "--norc", "--noprofile"}
+		}, func(dir string) string { return dir + "/hist" }, true},
+		// With cmdhist off the wrapper's lines are separate entries and the
+		// command's own line cannot be told apart: reported, not hidden.
+		{"bash with cmdhist off", "bash", func(dir string) []string {
+			if err := os.WriteFile(dir+"/rc", []byte("shopt -u cmdhist\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"env", "-u", "HISTCONTROL", "HISTFILE=" + dir + "/hist", "HISTSIZE=100", "HISTFILESIZE=100", "PS1=$ ", "bash", "--noprofile", "--rcfile", dir + "/rc"}
+		}, func(dir string) string { return dir + "/hist" }, false},
+		{"zsh with HIST_IGNORE_SPACE", "zsh", func(dir string) []string {
+			return []string{"env", "ZDOTDIR=" + zshrc(dir, "setopt HIST_IGNORE_SPACE\n"), "zsh", "-d"}
+		}, func(dir string) string { return dir + "/hist" }, true},
+		{"zsh without HIST_IGNORE_SPACE", "zsh", func(dir string) []string {
+			return []string{"env", "ZDOTDIR=" + zshrc(dir, ""), "zsh", "-d"}
+		}, func(dir string) string { return dir + "/hist" }, false},
+		{"fish", "fish", func(dir string) []string {
+			// Not --no-config: that also turns history off. The universal
+			// variable tells fish its first-run set-up (generating
+			// completions from every man page) is done.
+			if err := os.MkdirAll(dir+"/config/fish", 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(dir+"/config/fish/fish_variables", []byte("SETUVAR __fish_initialized:9999\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			return []string{"env", "HOME=" + dir, "XDG_CONFIG_HOME=" + dir + "/config", "XDG_DATA_HOME=" + dir + "/data", "fish_greeting=", "fish"}
+		}, func(dir string) string { return dir + "/data/fish/fish_history" }, true},
+	}
+	for _, sh := range cases {
+		t.Run(sh.name, func(t *testing.T) {
+			if _, err := exec.LookPath(sh.bin); err != nil {
+				t.Skipf("%s is not installed (CI installs it)", sh.bin)
+			}
+			t.Parallel()
+			e := newEnv(t)
+			dir := t.TempDir()
+			e.tmux.MustRun("set-option", "-g", "remain-on-exit", "on")
+			e.tmux.MustRun(append([]string{"respawn-pane", "-k", "-t", "%0"}, sh.argv(dir)...)...)
+			tmuxtest.WaitFor(t, 10*time.Second, func() bool {
+				out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{pane_current_command}")
+				screen, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
+				return out == sh.bin && strings.TrimSpace(screen) != ""
+			})
+			command := "echo secret-$((6*7))"
+			if sh.bin == "fish" {
+				command = "echo secret-(math 6 '*' 7)"
+			}
+			var r RunCommandResult
+			e.ok("run_command", map[string]any{"pane_id": "%0", "command": command, "timeout": 15}, &r)
+			if r.ExitStatus == nil || *r.ExitStatus != 0 || strings.Join(r.Output, "|") != "secret-42" {
+				t.Fatalf("%+v", r)
+			}
+			if r.HistorySuppressed == nil || *r.HistorySuppressed != sh.want {
+				t.Errorf("history_suppressed = %v, want %v", r.HistorySuppressed, sh.want)
+			}
+			// Typed normally afterwards: recorded (no setting was changed).
+			e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "echo later-typed"}, nil)
+			waitScreen(t, e, "later-typed\n")
+			e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "exit"}, nil)
+			tmuxtest.WaitFor(t, 10*time.Second, func() bool {
+				out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{pane_dead}")
+				return out == "1"
+			})
+			b, err := os.ReadFile(sh.histFile(dir))
+			if err != nil {
+				t.Fatalf("no history file: %v", err)
+			}
+			hist := string(b)
+			if !strings.Contains(hist, "echo later-typed") {
+				t.Errorf("a command typed after the run was not recorded:\n%s", hist)
+			}
+			leaked := strings.Contains(hist, "secret") || strings.Contains(hist, markerOSC) || strings.Contains(hist, "printf")
+			if sh.want && leaked {
+				t.Errorf("the run is in the history file:\n%s", hist)
+			}
+			if !sh.want && !leaked {
+				t.Errorf("history_suppressed false, but the history holds no trace of the run:\n%s", hist)
+			}
+		})
+	}
+}
+
+// A run_command whose caller went away (cancelled) is still dropped after
+// runAbandon: its record goes, its watcher subscription is released and
+// the pane takes run_command again.
+func TestRunCancelledCallerAbandoned(t *testing.T) {
+	old := runAbandon
+	runAbandon = 300 * time.Millisecond
+	defer func() { runAbandon = old }()
+	e := shellEnv(t)
+	c := &Call{Server: e.srv}
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	if _, err := c.runCommand(ctx, runCommandArgs{Command: "sleep 30", PaneTarget: PaneTarget{PaneID: new("%0")}, Timeout: 10}); err == nil {
+		t.Fatal("a cancelled call succeeded")
+	}
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		return e.srv.watch.Subscriptions() == 0 && e.srv.runs().inFlight(paneKey{tmux.Socket{Name: e.srv.cfg.SocketName}, "%0"}) == nil
+	})
 }

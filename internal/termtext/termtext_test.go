@@ -24,6 +24,28 @@ func TestLines(t *testing.T) {
 		{"unfinished line", "a\nb", []string{"a", "b"}},
 		{"cursor column", "abcdef\x1b[3GX\n", []string{"abXdef"}},
 		{"dcs skipped", "\x1bPq#0;2;0;0;0\x1b\\after\n", []string{"after"}},
+		// Issue 9 item 4: a sequence left open does not swallow what follows;
+		// ESC starts a new sequence, CAN and SUB cancel it.
+		{"open osc then text", "a\x1b]0;title\x1b[31mb\n", []string{"ab"}},
+		{"open dcs then text", "a\x1bP\x1b[0mb\n", []string{"ab"}},
+		{"open dcs data then text", "a\x1bPqdata\x1b[0mb\n", []string{"ab"}},
+		{"open apc then text", "a\x1b_abc\x1b[0mb\n", []string{"ab"}},
+		{"lone esc then text", "a\x1b\x1b[0mb\n", []string{"ab"}},
+		{"open csi then text", "a\x1b[12\x1b[0mb\n", []string{"ab"}},
+		{"can cancels", "a\x1b]0;t\x18b\x1b[1\x18c\n", []string{"abc"}},
+		{"sub cancels", "a\x1b_x\x1ab\n", []string{"ab"}},
+		{"sos and pm", "a\x1bXs\x1b\\b\x1b^p\x1b\\c\n", []string{"abc"}},
+		{"screen title", "a\x1bkname\x1b\\b\n", []string{"ab"}},
+		{"bel does not end apc", "a\x1b_x\x07y\x1b\\b\n", []string{"ab"}},
+		{"newline inside csi runs", "a\x1b[1\n2Gb\n", []string{"a", "           b"}},
+		{"csi first parameter", "abcdef\x1b[3;9GX\n", []string{"abXdef"}},
+		{"csi column 0 is 1", "ab\x1b[0Gc\n", []string{"cb"}},
+		{"erase to start", "abcd\x1b[2G\x1b[1K\n", []string{"  cd"}},
+		{"delete characters", "abcdef\x1b[2G\x1b[2P\n", []string{"adef"}},
+		{"erase characters", "abcdef\x1b[2G\x1b[2X\n", []string{"a  def"}},
+		{"insert blanks", "abc\x1b[2G\x1b[2@\n", []string{"a  bc"}},
+		{"private csi ignored", "ab\x1b[?2Kc\n", []string{"abc"}},
+		{"overlong number ignored", "abc\x1b[99999999999Dd\n", []string{"abcd"}},
 	}
 	for _, c := range cases {
 		if got := Lines([]byte(c.in)); !reflect.DeepEqual(got, c.want) {
@@ -49,6 +71,30 @@ func TestChunking(t *testing.T) {
 			t.Fatalf("chunk %d: %q %q, want %q %q", size, got, gotOSC, want, wantOSC)
 		}
 	}
+	if !reflect.DeepEqual(wantOSC, []string{"7799;E;abc;0"}) {
+		t.Errorf("osc %q", wantOSC)
+	}
+}
+
+// The end marker of run_command is found after output that stopped in the
+// middle of a sequence of any kind.
+func TestMarkerAfterOpenSequence(t *testing.T) {
+	for _, open := range []string{"\x1b]0;title", "\x1bP", "\x1bPq", "\x1b_abc", "\x1b", "\x1b[12", "\x1bX", "\x1b^", "\x1bk", "\x1b(", "\x1b[?1;2 "} {
+		var got []string
+		d := Decoder{OnOSC: func(p string) { got = append(got, p) }}
+		lines := d.Write([]byte("out\r\n" + open + "\x1b]7799;E;id;0\x07"))
+		// An open OSC ends at the ESC that starts the marker (tmux does
+		// the same), so it may be reported first.
+		if len(got) == 0 || got[len(got)-1] != "7799;E;id;0" || !reflect.DeepEqual(lines, []string{"out"}) {
+			t.Errorf("%q: osc %q lines %q", open, got, lines)
+		}
+	}
+}
+
+func TestOSCEndedByST(t *testing.T) {
+	var wantOSC []string
+	d := Decoder{OnOSC: func(p string) { wantOSC = append(wantOSC, p) }}
+	d.Write([]byte("\x1b]7799;E;abc;0\x1b\\"))
 	if !reflect.DeepEqual(wantOSC, []string{"7799;E;abc;0"}) {
 		t.Errorf("osc %q", wantOSC)
 	}
