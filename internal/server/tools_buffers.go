@@ -589,6 +589,11 @@ func pasteBuffer(ctx context.Context, c *Call, a pasteBufferArgs) (Text, error) 
 	if a.Bracket {
 		paste = append(paste, "-p")
 	}
+	release, err := c.holdInput(ctx, sock, pane) // not into a run_command's wrapper line
+	if err != nil {
+		return "", err
+	}
+	defer release()
 	if _, err := st.run(ctx, c, sock, append(cmds, paste)...); err != nil {
 		err = bufferError(err, pane, a.BufferName)
 		st.gone(ctx, a.BufferName, sock, loadedOn, err)
@@ -617,6 +622,11 @@ func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
 	if a.Bracket {
 		paste = append(paste, "-p")
 	}
+	release, err := c.holdInput(ctx, sock, pane) // not into a run_command's wrapper line
+	if err != nil {
+		return "", err
+	}
+	defer release()
 	if _, err := st.run(ctx, c, sock, append(cmds, load, paste)...); err != nil {
 		// The paste may have failed after the load: never leave the text.
 		_, _ = c.tmux.Run(context.WithoutCancel(ctx), sock, tmux.Command{"delete-buffer", "-b", name})

@@ -444,31 +444,48 @@ func TestInputHeldUntilStartMarker(t *testing.T) {
 	inputHoldMax = 3 * time.Second
 	defer func() { inputHoldMax = old }()
 	sock := tmux.Socket{Name: e.srv.cfg.SocketName} // what Call.Socket resolves for these calls
-	rec := &runRecord{id: "held", owner: LocalOwner, pane: "%0", sock: sock, started: time.Now(), done: make(chan struct{}), begun: make(chan struct{})}
 	reg := e.srv.runs()
-	reg.mu.Lock()
-	reg.busy[paneKey{sock, "%0"}] = rec
-	reg.mu.Unlock()
-	sent := make(chan time.Time, 1)
-	go func() {
-		e.call("send_keys", map[string]any{"pane_id": "%0", "keys": "echo held-$((6*7))"})
-		sent <- time.Now()
-	}()
-	time.Sleep(500 * time.Millisecond)
-	select {
-	case <-sent:
-		t.Fatal("send_keys went through before the start marker")
-	default:
+	var buf BufferRef
+	e.ok("load_buffer", map[string]any{"content": "echo held-by-paste_buffer-$((6*7))"}, &buf)
+	// Every tool that types or pastes into a pane waits for the start marker.
+	for _, input := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"send_keys", map[string]any{"pane_id": "%0", "keys": "echo held-$((6*7))"}, "held-42"},
+		{"paste_text", map[string]any{"pane_id": "%0", "text": "echo held-by-paste_text-$((6*7))"}, "held-by-paste_text-42"},
+		{"paste_buffer", map[string]any{"pane_id": "%0", "buffer_name": buf.BufferName}, "held-by-paste_buffer-42"},
+	} {
+		rec := &runRecord{id: "held", owner: LocalOwner, pane: "%0", sock: sock, started: time.Now(), done: make(chan struct{}), begun: make(chan struct{})}
+		reg.mu.Lock()
+		reg.busy[paneKey{sock, "%0"}] = rec
+		reg.mu.Unlock()
+		sent := make(chan time.Time, 1)
+		go func() {
+			e.call(input.tool, input.args)
+			sent <- time.Now()
+		}()
+		time.Sleep(500 * time.Millisecond)
+		select {
+		case <-sent:
+			t.Fatalf("%s went through before the start marker", input.tool)
+		default:
+		}
+		if out := e.tmux.MustRun("capture-pane", "-p", "-t", "%0"); strings.Contains(out, input.want) {
+			t.Fatalf("%s typed before the start marker: %q", input.tool, out)
+		}
+		began := time.Now()
+		close(rec.begun)
+		if at := <-sent; at.Before(began) {
+			t.Fatalf("%s returned before the start marker", input.tool)
+		}
+		e.tmux.MustRun("send-keys", "-t", "%0", "Enter")
+		waitScreen(t, e, input.want)
+		reg.mu.Lock()
+		delete(reg.busy, paneKey{sock, "%0"})
+		reg.mu.Unlock()
 	}
-	if out := e.tmux.MustRun("capture-pane", "-p", "-t", "%0"); strings.Contains(out, "held-") {
-		t.Fatalf("keys typed before the start marker: %q", out)
-	}
-	began := time.Now()
-	close(rec.begun)
-	if at := <-sent; at.Before(began) {
-		t.Fatal("send_keys returned before the start marker")
-	}
-	waitScreen(t, e, "held-42")
 
 	// A start marker that never comes holds input for inputHoldMax only.
 	inputHoldMax = 300 * time.Millisecond
