@@ -416,4 +416,3 @@ func faultPaneKilled(t *testing.T) bool {
 	}
 	return true
 }
-
