@@ -25,7 +25,7 @@ import (
 // The fault suite's budget: TMUX_MCP_FAULT_DURATION (e.g. 5m) runs the fuzz
 // that long and the fault rounds once a minute; unset, a short version runs
 // in `go test ./...`. TMUX_MCP_FAULT_SEED replays a fuzz run.
-const shortFuzz = 7 * time.Second
+const shortFuzz = 5 * time.Second
 
 func faultDuration(t *testing.T) (time.Duration, bool) {
 	v := os.Getenv("TMUX_MCP_FAULT_DURATION")
