@@ -100,9 +100,14 @@ type fuzzRun struct {
 	canaryMu sync.Mutex
 	canaries []*canary
 
-	counts   fuzzCounts
-	findMu   sync.Mutex
-	findings map[string][]string // kind -> examples
+	counts       fuzzCounts
+	inflight     atomic.Int64
+	callID       atomic.Int64
+	inflightDesc sync.Map // call id -> description, for timeout reports
+	recentMu     sync.Mutex
+	recentCalls  []timedDesc
+	findMu       sync.Mutex
+	findings     map[string][]string // kind -> examples
 }
 
 func (f *fuzzRun) note(kind, msg string) {
@@ -143,9 +148,10 @@ func (f *fuzzRun) restart(gen int) error {
 	return nil
 }
 
-// checkCanaries records every canary that changed since the last check,
-// blaming desc (the call just made), then restores it so later damage is
-// counted too.
+// checkCanaries records every canary that changed since the last check
+// with desc, the call just made (in the concurrent phase another call in
+// flight may be the culprit; the sweep is exact), then restores it so later
+// damage is counted too.
 func (f *fuzzRun) checkCanaries(desc string) {
 	f.canaryMu.Lock()
 	defer f.canaryMu.Unlock()
@@ -155,7 +161,7 @@ func (f *fuzzRun) checkCanaries(desc string) {
 			continue
 		}
 		c.events++
-		f.note("clobbered", fmt.Sprintf("%s %s after %s", c.path, what, desc))
+		f.note("clobbered", fmt.Sprintf("%s %s, seen after %s", c.path, what, desc))
 		if fi, err := os.Lstat(c.path); err == nil && fi.Mode()&fs.ModeSocket != 0 {
 			f.killServerAt(c.path)
 		}
@@ -183,7 +189,14 @@ func (f *fuzzRun) do(name string, args map[string]any, aimed bool, tally *[2]ato
 	raw, _ := json.Marshal(args)
 	desc := fmt.Sprintf("%s %s", name, clip(string(raw), 400))
 	gen, p, cs := f.current()
-	ctx, cancel := context.WithTimeout(context.Background(), callBound)
+	f.inflight.Add(1)
+	defer f.inflight.Add(-1)
+	id := f.callID.Add(1)
+	f.inflightDesc.Store(id, desc)
+	defer f.inflightDesc.Delete(id)
+	f.remember(desc)
+	// Wait past the bound (up to twice it) to tell a slow answer from none.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*callBound)
 	start := time.Now()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	took := time.Since(start)
@@ -204,7 +217,22 @@ func (f *fuzzRun) do(name string, args map[string]any, aimed bool, tally *[2]ato
 		}
 	case errors.Is(err, context.DeadlineExceeded) || took > callBound:
 		f.counts.timeouts.Add(1)
-		f.note("timeout", fmt.Sprintf("%s (no answer in %v)", desc, callBound))
+		// Is tmux itself stuck (something the fuzz did to it) or the server?
+		t0 := time.Now()
+		_, terr := f.ts.Run("display-message", "-p", "ok")
+		answer := "no answer"
+		if err == nil {
+			answer = fmt.Sprintf("answered isError=%v %q", res.IsError, clip(resultText(res), 120))
+		}
+		var others []string
+		f.inflightDesc.Range(func(k, v any) bool {
+			if k != id {
+				others = append(others, clip(v.(string), 160))
+			}
+			return true
+		})
+		f.note("timeout", fmt.Sprintf("%s took %v (bound %v): %s; tmux answered a direct display-message in %v (err=%v); other calls in flight: %v; calls started in the 3 s before it: %v",
+			desc, took.Round(time.Millisecond), callBound, answer, time.Since(t0).Round(time.Millisecond), terr, others, f.recent(start.Add(-3*time.Second), start)))
 	case err != nil:
 		f.counts.protocolErrors.Add(1)
 		f.note("protocol_error:"+name, fmt.Sprintf("%s -> %v", desc, clip(err.Error(), 200)))
@@ -226,6 +254,33 @@ func (f *fuzzRun) do(name string, args map[string]any, aimed bool, tally *[2]ato
 		f.checkCanaries(desc)
 	}
 	return ok
+}
+
+// remember keeps the last calls made, for timeout reports.
+func (f *fuzzRun) remember(desc string) {
+	f.recentMu.Lock()
+	defer f.recentMu.Unlock()
+	f.recentCalls = append(f.recentCalls, timedDesc{time.Now(), clip(desc, 300)})
+	if len(f.recentCalls) > 400 {
+		f.recentCalls = append([]timedDesc(nil), f.recentCalls[200:]...)
+	}
+}
+
+func (f *fuzzRun) recent(from, to time.Time) []string {
+	f.recentMu.Lock()
+	defer f.recentMu.Unlock()
+	var out []string
+	for _, c := range f.recentCalls {
+		if !c.at.Before(from) && !c.at.After(to) {
+			out = append(out, c.at.Format("15:04:05.000")+" "+c.desc)
+		}
+	}
+	return out
+}
+
+type timedDesc struct {
+	at   time.Time
+	desc string
 }
 
 // sweep aims each tool in tools at each canary target in turn, with its
@@ -335,6 +390,22 @@ func TestFaultFuzz(t *testing.T) {
 	link := &canary{path: filepath.Join(root, "cn-link"), link: filepath.Join(root, "cn-target")}
 	link.write(t)
 	f.canaries = append(f.canaries, link)
+	// Positive control for the clobber check: tmux itself, started on a
+	// canary, replaces it, and intact must see that.
+	ctl := &canary{path: filepath.Join(root, "control-canary")}
+	ctl.write(t)
+	ctlCmd := exec.Command(ts.Bin, "-f", "/dev/null", "-S", ctl.path, "new-session", "-d")
+	ctlCmd.Env = tmuxtest.CleanEnv()
+	if out, err := ctlCmd.CombinedOutput(); err != nil {
+		t.Fatalf("control: tmux -S %s: %v %s", ctl.path, err, out)
+	}
+	if ok, what := ctl.intact(); ok {
+		t.Fatal("control: a tmux server started on a canary file went unnoticed")
+	} else {
+		t.Logf("control: tmux on a canary file is detected (%s)", what)
+	}
+	f.killServerAt(ctl.path)
+	_ = os.Remove(ctl.path)
 	before := map[string]bool{}
 	_ = filepath.WalkDir(root, func(p string, _ fs.DirEntry, _ error) error { before[p] = true; return nil })
 
@@ -557,6 +628,17 @@ func tend(ts *tmuxtest.Server, e *fuzzEnv) {
 	for _, ps := range panesOf {
 		for _, p := range ps[min(len(ps), 3):] {
 			_, _ = ts.Run("kill-pane", "-t", p)
+		}
+	}
+	// Keep windows small: a fuzzed 10000x10000 window makes every later
+	// capture slow for reasons that are tmux's, not the server's.
+	if sizes, err := ts.Run("list-windows", "-a", "-F", "#{window_id} #{window_width} #{window_height}"); err == nil {
+		for _, l := range strings.Split(sizes, "\n") {
+			var id string
+			var w, h int
+			if n, _ := fmt.Sscan(l, &id, &w, &h); n == 3 && w*h > 500*200 {
+				_, _ = ts.Run("resize-window", "-t", id, "-x", "80", "-y", "24")
+			}
 		}
 	}
 	e.poolMu.Lock()

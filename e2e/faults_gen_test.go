@@ -369,6 +369,9 @@ func (g *gen) domain(tool, field string) (any, bool) {
 	case "corner", "direction":
 		return g.pick("top-left", "bottom-right", "up", "down", "left", "right", "last", "next", "previous", "above", "below"), true
 	case "keys":
+		if g.r.Intn(2) == 0 {
+			return nil, false
+		}
 		return g.pick("C-c", "Enter", "BSpace", "Escape", "Up", "echo hi", "q", "C-l"), true
 	}
 	return nil, false
@@ -482,7 +485,7 @@ func (g *gen) str(tool, field string) string {
 	where := tool + "." + field
 	if shellFields[where] {
 		switch g.r.Intn(10) {
-		case 0:
+		case 0, 9:
 			return g.payload(where, true)
 		case 1:
 			return ""
