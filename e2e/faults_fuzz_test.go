@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -80,7 +81,7 @@ func (c *canary) intact() (bool, string) {
 
 // fuzzCounts are the fuzz's tallies.
 type fuzzCounts struct {
-	calls, ok, toolErrors, protocolErrors, timeouts, crashes, unclear atomic.Int64
+	calls, ok, toolErrors, protocolErrors, timeouts, crashes, unclear, tmuxStuck atomic.Int64
 }
 
 // fuzzRun is the state shared by the workers: the live server process (it
@@ -219,7 +220,7 @@ func (f *fuzzRun) do(name string, args map[string]any, aimed bool, tally *[2]ato
 		f.counts.timeouts.Add(1)
 		// Is tmux itself stuck (something the fuzz did to it) or the server?
 		t0 := time.Now()
-		_, terr := f.ts.Run("display-message", "-p", "ok")
+		_, terr := tmuxRun(f.ts, 5*time.Second, "display-message", "-p", "ok")
 		answer := "no answer"
 		if err == nil {
 			answer = fmt.Sprintf("answered isError=%v %q", res.IsError, clip(resultText(res), 120))
@@ -233,6 +234,10 @@ func (f *fuzzRun) do(name string, args map[string]any, aimed bool, tally *[2]ato
 		})
 		f.note("timeout", fmt.Sprintf("%s took %v (bound %v): %s; tmux answered a direct display-message in %v (err=%v); other calls in flight: %v; calls started in the 3 s before it: %v",
 			desc, took.Round(time.Millisecond), callBound, answer, time.Since(t0).Round(time.Millisecond), terr, others, f.recent(start.Add(-3*time.Second), start)))
+		if f.counts.timeouts.Load() == 1 {
+			st := p.stderr.String()
+			f.note("timeout", "server stderr (last 2000 bytes) at the first timeout: "+st[max(0, len(st)-2000):])
+		}
 	case err != nil:
 		f.counts.protocolErrors.Add(1)
 		f.note("protocol_error:"+name, fmt.Sprintf("%s -> %v", desc, clip(err.Error(), 200)))
@@ -451,7 +456,7 @@ func TestFaultFuzz(t *testing.T) {
 		tick := time.NewTicker(700 * time.Millisecond)
 		defer tick.Stop()
 		for n := 0; ; n++ {
-			tend(ts, e)
+			f.tend()
 			if n%4 == 3 {
 				killOtherServers(ts, e)
 			}
@@ -498,6 +503,7 @@ func TestFaultFuzz(t *testing.T) {
 	wg.Wait()
 	close(stop)
 	maint.Wait()
+	f.unstick()
 	time.Sleep(500 * time.Millisecond) // let injected shells finish
 	f.checkCanaries("the end of the run")
 
@@ -526,9 +532,9 @@ func TestFaultFuzz(t *testing.T) {
 	})
 
 	c := &f.counts
-	line := fmt.Sprintf("faults: seed=%d calls=%d ok=%d tool_errors=%d protocol_errors=%d timeouts=%d crashes=%d clobbered=%d executed=%d shell_executed=%d unclear_errors=%d stray_files=%d",
+	line := fmt.Sprintf("faults: seed=%d calls=%d ok=%d tool_errors=%d protocol_errors=%d timeouts=%d crashes=%d tmux_stuck=%d clobbered=%d executed=%d shell_executed=%d unclear_errors=%d stray_files=%d",
 		seed, c.calls.Load(), c.ok.Load(), c.toolErrors.Load(), c.protocolErrors.Load(), c.timeouts.Load(),
-		c.crashes.Load(), clobbered, len(executed), len(shellRan), c.unclear.Load(), len(stray))
+		c.crashes.Load(), c.tmuxStuck.Load(), clobbered, len(executed), len(shellRan), c.unclear.Load(), len(stray))
 	f.findMu.Lock()
 	kinds := make([]string, 0, len(f.findings))
 	for k := range f.findings {
@@ -562,6 +568,9 @@ func TestFaultFuzz(t *testing.T) {
 	if n := c.timeouts.Load(); n > 0 {
 		t.Errorf("%d calls hung past %v", n, callBound)
 	}
+	if n := c.tmuxStuck.Load(); n > 0 {
+		t.Errorf("%d times a call left the tmux server unresponsive (see tmux_stuck above)", n)
+	}
 	if clobbered > 0 {
 		t.Errorf("%d canary files clobbered", clobbered)
 	}
@@ -583,13 +592,15 @@ func markers(dir string) []string {
 // tend keeps the isolated server usable for the fuzz: sessions main and aux
 // exist (restarting the server if a kill_server ended it), extra sessions,
 // windows and panes are pruned, and the target pools are refreshed.
-func tend(ts *tmuxtest.Server, e *fuzzEnv) {
+func (f *fuzzRun) tend() {
+	ts, e := f.ts, f.env
+	f.unstick()
 	for _, s := range []string{"main", "aux"} {
-		if _, err := ts.Run("has-session", "-t", "="+s); err != nil {
-			_, _ = ts.Run("new-session", "-d", "-s", s, "-x", "80", "-y", "24")
+		if _, err := tmuxRun(ts, 5*time.Second, "has-session", "-t", "="+s); err != nil {
+			_, _ = tmuxRun(ts, 5*time.Second, "new-session", "-d", "-s", s, "-x", "80", "-y", "24")
 		}
 	}
-	out, err := ts.Run("list-panes", "-a", "-F", "#{session_name}\t#{session_id}\t#{window_id}\t#{pane_id}\t#{window_index}")
+	out, err := tmuxRun(ts, 5*time.Second, "list-panes", "-a", "-F", "#{session_name}\t#{session_id}\t#{window_id}\t#{pane_id}\t#{window_index}")
 	if err != nil {
 		return
 	}
@@ -617,33 +628,95 @@ func tend(ts *tmuxtest.Server, e *fuzzEnv) {
 	}
 	if len(extra) > 2 {
 		for s := range extra {
-			_, _ = ts.Run("kill-session", "-t", s)
+			_, _ = tmuxRun(ts, 5*time.Second, "kill-session", "-t", s)
 		}
 	}
 	for _, ws := range winsOf {
 		for _, w := range ws[min(len(ws), 3):] {
-			_, _ = ts.Run("kill-window", "-t", w)
+			_, _ = tmuxRun(ts, 5*time.Second, "kill-window", "-t", w)
 		}
 	}
 	for _, ps := range panesOf {
 		for _, p := range ps[min(len(ps), 3):] {
-			_, _ = ts.Run("kill-pane", "-t", p)
+			_, _ = tmuxRun(ts, 5*time.Second, "kill-pane", "-t", p)
 		}
 	}
 	// Keep windows small: a fuzzed 10000x10000 window makes every later
 	// capture slow for reasons that are tmux's, not the server's.
-	if sizes, err := ts.Run("list-windows", "-a", "-F", "#{window_id} #{window_width} #{window_height}"); err == nil {
+	if sizes, err := tmuxRun(ts, 5*time.Second, "list-windows", "-a", "-F", "#{window_id} #{window_width} #{window_height}"); err == nil {
 		for _, l := range strings.Split(sizes, "\n") {
 			var id string
 			var w, h int
 			if n, _ := fmt.Sscan(l, &id, &w, &h); n == 3 && w*h > 500*200 {
-				_, _ = ts.Run("resize-window", "-t", id, "-x", "80", "-y", "24")
+				_, _ = tmuxRun(ts, 5*time.Second, "resize-window", "-t", id, "-x", "80", "-y", "24")
 			}
 		}
 	}
 	e.poolMu.Lock()
 	e.panes, e.wins, e.sess = panes, wins, sess
 	e.poolMu.Unlock()
+}
+
+// tmuxRun runs one tmux command on the test's server with a short deadline
+// that also covers its pipes (WaitDelay), so a wedged tmux cannot stall the
+// harness.
+func tmuxRun(ts *tmuxtest.Server, d time.Duration, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, ts.Bin, append([]string{"-u", "-f", "/dev/null", "-L", ts.Socket.Name}, args...)...)
+	cmd.Env = tmuxtest.CleanEnv()
+	cmd.WaitDelay = time.Second
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("tmux %s: %w: %s", strings.Join(args, " "), err, clip(string(out), 200))
+	}
+	return strings.TrimRight(string(out), "\n"), nil
+}
+
+// unstick checks that the test's tmux server still answers. A fuzzed call
+// can send tmux into a long loop (e.g. a huge repeat count); then every
+// later call times out for reasons the report must show. The stuck server
+// is counted, the calls made just before it are reported, and it is killed
+// by pid (it runs on this test's unique socket) so tend can start a new one.
+func (f *fuzzRun) unstick() {
+	t0 := time.Now()
+	if _, err := tmuxRun(f.ts, 5*time.Second, "display-message", "-p", "ok"); err == nil {
+		return
+	} else if strings.Contains(err.Error(), "no server running") || strings.Contains(err.Error(), "error connecting") {
+		return
+	}
+	if _, err := tmuxRun(f.ts, 5*time.Second, "display-message", "-p", "ok"); err == nil {
+		return
+	}
+	f.counts.tmuxStuck.Add(1)
+	var killed []string
+	for _, pi := range tmuxServersOn(f.env.mainName) {
+		_ = syscall.Kill(pi.pid, syscall.SIGKILL)
+		killed = append(killed, strconv.Itoa(pi.pid))
+	}
+	f.note("tmux_stuck", fmt.Sprintf("the test's tmux server stopped answering (killed pid %v); calls started in the 6 s before: %v",
+		killed, f.recent(t0.Add(-6*time.Second), t0)))
+}
+
+// tmuxServersOn finds the tmux server processes serving the socket named
+// name (a random name unique to this test).
+func tmuxServersOn(name string) []procInfo {
+	ents, _ := os.ReadDir("/proc")
+	var out []procInfo
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if strings.TrimSpace(string(comm)) != "tmux: server" {
+			continue
+		}
+		if pi, ok := readProc(pid); ok && strings.Contains(pi.cmdline, name) {
+			out = append(out, pi)
+		}
+	}
+	return out
 }
 
 // killOtherServers ends the tmux servers the fuzz started on sockets other

@@ -405,7 +405,11 @@ func faultPaneKilled(t *testing.T) bool {
 		return false
 	}
 	took := r.at.Sub(killed)
-	t.Logf("pane killed mid-run_command: answer after %v: err=%v isError=%v %s %v", took.Round(time.Millisecond), r.err, r.res != nil && r.res.IsError, resultText(r.res), r.res.StructuredContent)
+	var structured any
+	if r.res != nil {
+		structured = r.res.StructuredContent
+	}
+	t.Logf("pane killed mid-run_command: answer after %v: err=%v isError=%v %s %v", took.Round(time.Millisecond), r.err, r.res != nil && r.res.IsError, resultText(r.res), structured)
 	if !p.alive() {
 		t.Errorf("pane killed: server %s", p.exitDescription())
 		return false
