@@ -75,7 +75,7 @@ func answeredOr(ids []string, codes []int) func([]rpcReply) string {
 	}
 }
 
-func malformedCases() []malformedCase {
+func faultMalformedCases() []malformedCase {
 	const parse, invalid = -32700, -32600
 	deep := `{"jsonrpc":"2.0","id":8,"method":"ping","params":{"a":` + strings.Repeat("[", 100000) + strings.Repeat("]", 100000) + "}}"
 	big := `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"pad":"` + strings.Repeat("x", 16<<20) + `"}}`
@@ -111,7 +111,7 @@ func TestFaultMalformedInput(t *testing.T) {
 	dir := t.TempDir()
 	pass, fail := 0, 0
 	var failed []string
-	for _, c := range malformedCases() {
+	for _, c := range faultMalformedCases() {
 		p := startFault(t, ts, dir)
 		r := newRaw(p)
 		r.initialize(t)
