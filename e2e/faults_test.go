@@ -378,7 +378,21 @@ func faultTmuxKilled(t *testing.T) bool {
 	if !p.alive() {
 		t.Fatalf("tmux killed: server %s", p.exitDescription())
 	}
-	ts.MustRun("new-session", "-d", "-s", "main", "-x", "80", "-y", "24")
+	// Restart tmux once the killed server is really gone: a client that
+	// reaches the dying server gets "server exited unexpectedly".
+	if pi, ok := readProc(n); ok {
+		tmuxtest.WaitFor(t, 3*time.Second, func() bool { return !stillRunning(pi) })
+	}
+	var rerr error
+	for range 5 {
+		if _, rerr = ts.Run("new-session", "-d", "-s", "main", "-x", "80", "-y", "24"); rerr == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if rerr != nil {
+		t.Fatalf("restarting tmux: %v", rerr)
+	}
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_sessions", Arguments: map[string]any{}})
 	if err != nil || res.IsError || !strings.Contains(resultText(res)+fmt.Sprint(res.StructuredContent), "main") {
 		t.Errorf("tmux restarted: the next call did not recover: %v %s", err, resultText(res))
