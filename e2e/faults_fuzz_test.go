@@ -104,7 +104,8 @@ type fuzzRun struct {
 	counts       fuzzCounts
 	inflight     atomic.Int64
 	callID       atomic.Int64
-	inflightDesc sync.Map // call id -> description, for timeout reports
+	inflightDesc sync.Map     // call id -> description, for timeout reports
+	lastTmuxOK   atomic.Int64 // unix nanoseconds of the last probe tmux answered
 	recentMu     sync.Mutex
 	recentCalls  []timedDesc
 	findMu       sync.Mutex
@@ -681,6 +682,7 @@ func tmuxRun(ts *tmuxtest.Server, d time.Duration, args ...string) (string, erro
 func (f *fuzzRun) unstick() {
 	t0 := time.Now()
 	if _, err := tmuxRun(f.ts, 5*time.Second, "display-message", "-p", "ok"); err == nil {
+		f.lastTmuxOK.Store(t0.UnixNano())
 		return
 	} else if strings.Contains(err.Error(), "no server running") || strings.Contains(err.Error(), "error connecting") {
 		return
@@ -694,8 +696,13 @@ func (f *fuzzRun) unstick() {
 		_ = syscall.Kill(pi.pid, syscall.SIGKILL)
 		killed = append(killed, strconv.Itoa(pi.pid))
 	}
-	f.note("tmux_stuck", fmt.Sprintf("the test's tmux server stopped answering (killed pid %v); calls started in the 6 s before: %v",
-		killed, f.recent(t0.Add(-6*time.Second), t0)))
+	// The culprit started after tmux last answered (or just before).
+	from := t0.Add(-6 * time.Second)
+	if ok := f.lastTmuxOK.Load(); ok != 0 {
+		from = time.Unix(0, ok).Add(-300 * time.Millisecond)
+	}
+	f.note("tmux_stuck", fmt.Sprintf("the test's tmux server stopped answering (killed pid %v); calls started between its last answer and the probe that failed: %v",
+		killed, f.recent(from, t0)))
 }
 
 // tmuxServersOn finds the tmux server processes serving the socket named
