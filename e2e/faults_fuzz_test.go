@@ -658,6 +658,9 @@ func (f *fuzzRun) tend() {
 	e.poolMu.Unlock()
 }
 
+// errTmuxTimeout is tmuxRun's error when tmux did not answer in time.
+var errTmuxTimeout = errors.New("tmux did not answer in time")
+
 // tmuxRun runs one tmux command on the test's server with a short deadline
 // that also covers its pipes (WaitDelay), so a wedged tmux cannot stall the
 // harness.
@@ -668,6 +671,9 @@ func tmuxRun(ts *tmuxtest.Server, d time.Duration, args ...string) (string, erro
 	cmd.Env = tmuxtest.CleanEnv()
 	cmd.WaitDelay = time.Second
 	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		return "", fmt.Errorf("tmux %s: %w", strings.Join(args, " "), errTmuxTimeout)
+	}
 	if err != nil {
 		return "", fmt.Errorf("tmux %s: %w: %s", strings.Join(args, " "), err, clip(string(out), 200))
 	}
@@ -681,13 +687,15 @@ func tmuxRun(ts *tmuxtest.Server, d time.Duration, args ...string) (string, erro
 // by pid (it runs on this test's unique socket) so tend can start a new one.
 func (f *fuzzRun) unstick() {
 	t0 := time.Now()
-	if _, err := tmuxRun(f.ts, 5*time.Second, "display-message", "-p", "ok"); err == nil {
-		f.lastTmuxOK.Store(t0.UnixNano())
-		return
-	} else if strings.Contains(err.Error(), "no server running") || strings.Contains(err.Error(), "error connecting") {
+	// Only a probe that gets no answer counts: an error (no server, a
+	// server shutting down after kill_server) is an answer.
+	if _, err := tmuxRun(f.ts, 5*time.Second, "display-message", "-p", "ok"); !errors.Is(err, errTmuxTimeout) {
+		if err == nil {
+			f.lastTmuxOK.Store(t0.UnixNano())
+		}
 		return
 	}
-	if _, err := tmuxRun(f.ts, 5*time.Second, "display-message", "-p", "ok"); err == nil {
+	if _, err := tmuxRun(f.ts, 5*time.Second, "display-message", "-p", "ok"); !errors.Is(err, errTmuxTimeout) {
 		return
 	}
 	f.counts.tmuxStuck.Add(1)
