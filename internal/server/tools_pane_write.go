@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
@@ -342,8 +343,17 @@ func paneWriteTools() []*Tool {
 				return PaneInfo{}, err
 			}
 			cmds := []tmux.Command{{"copy-mode", "-t", id}}
-			if a.ScrollUp != nil && *a.ScrollUp > 0 {
-				cmds = append(cmds, tmux.Command{"send-keys", "-X", "-N", fmt.Sprint(*a.ScrollUp), "-t", id, "scroll-up"})
+			switch n := 0; {
+			case a.ScrollUp == nil || *a.ScrollUp == 0:
+			case *a.ScrollUp <= scrollStepMax:
+				n = *a.ScrollUp
+				cmds = append(cmds, tmux.Command{"send-keys", "-X", "-N", strconv.Itoa(n), "-t", id, "scroll-up"})
+			default:
+				line, err := c.copyModeScrollTarget(ctx, sock, id, *a.ScrollUp)
+				if err != nil {
+					return PaneInfo{}, err
+				}
+				cmds = []tmux.Command{{"send-keys", "-X", "-t", id, "goto-line", strconv.Itoa(line)}}
 			}
 			return c.pwActRead(ctx, sock, id, cmds...)
 		}),
@@ -381,4 +391,30 @@ func (c *Call) pwRunTarget(ctx context.Context, sock tmux.Socket, what, name str
 		return nil, pwNotFound(err, what, name)
 	}
 	return outs, nil
+}
+
+// scrollStepMax is the largest scroll_up sent to tmux as a repeat count.
+// tmux 3.3a's copy mode scrolls one line per repeat and keeps repeating past
+// the top of the history (about 10 µs a line), so a count like 2^31 holds
+// the whole tmux server for hours. Beyond this count the scroll becomes an
+// absolute goto-line, whose cost does not depend on the distance.
+const scrollStepMax = 1000
+
+// copyModeScrollTarget enters copy mode on pane id and returns the line
+// (scroll position) that scrolling up n more lines reaches: tmux clamps a
+// scroll at the top of the history, and so does this.
+func (c *Call) copyModeScrollTarget(ctx context.Context, sock tmux.Socket, id string, n int) (int, error) {
+	outs, err := c.pwRun(ctx, sock, id, tmux.Command{"copy-mode", "-t", id},
+		tmux.Command{"display-message", "-p", "-t", id, "#{scroll_position} #{history_size}"})
+	if err != nil {
+		return 0, err
+	}
+	var pos, hsize int
+	if _, err := fmt.Sscan(string(outs[1]), &pos, &hsize); err != nil {
+		return 0, fmt.Errorf("reading the scroll position of %s: %w", id, err)
+	}
+	if n >= hsize-pos {
+		return hsize, nil
+	}
+	return pos + n, nil
 }

@@ -1,8 +1,11 @@
 package server
 
 import (
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -415,5 +418,50 @@ func TestSendKeysAndPipe(t *testing.T) {
 	tmuxtest.WaitFor(t, 5*time.Second, func() bool { b, _ := os.ReadFile(log); return len(b) == 0 })
 	if msg, _ := e.fail("pipe_pane", map[string]any{"pane_id": "%0", "output_path": ""}); !strings.Contains(msg, "blank") {
 		t.Errorf("blank: %q", msg)
+	}
+}
+
+// A huge scroll_up used to be sent as a repeat count: tmux scrolls one line
+// per repeat even past the top, so 2^31 left the tmux server unresponsive
+// (found by the fault suite). Scrolls clamp at the top of the history, stay
+// relative to where an open copy mode already is, and cost the same for any
+// distance.
+func TestEnterCopyModeScrollClamps(t *testing.T) {
+	e := newEnv(t)
+	e.tmux.MustRun("respawn-pane", "-k", "-t", "%0", "seq 1 3000; exec cat")
+	var hsize string
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		hsize, _ = e.tmux.Run("display-message", "-p", "-t", "%0", "#{history_size}")
+		return hsize != "" && hsize != "0" && hsize == e.tmux.MustRun("display-message", "-p", "-t", "%0", "#{history_size}")
+	})
+	h, _ := strconv.Atoi(hsize)
+	for _, c := range []struct {
+		name     string
+		already  int // scroll position of a copy mode already open, -1 for none
+		scrollUp int
+		want     int
+	}{
+		{"small", -1, 7, 7},
+		{"just over the step limit", -1, scrollStepMax + 1, scrollStepMax + 1},
+		{"relative to an open copy mode", 5, scrollStepMax + 10, scrollStepMax + 15},
+		{"past the top", -1, h + 50, h},
+		{"2^31-1", -1, 1<<31 - 1, h},
+		{"max int", 3, math.MaxInt, h},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			e.tmux.MustRun("if-shell", "-F", "-t", "%0", "#{pane_in_mode}", "send-keys -X -t %0 cancel")
+			if c.already >= 0 {
+				e.tmux.MustRun("copy-mode", "-t", "%0")
+				e.tmux.MustRun("send-keys", "-X", "-N", strconv.Itoa(c.already), "-t", "%0", "scroll-up")
+			}
+			start := time.Now()
+			e.ok("enter_copy_mode", map[string]any{"pane_id": "%0", "scroll_up": c.scrollUp}, nil)
+			if el := time.Since(start); el > 2*time.Second {
+				t.Errorf("took %v", el)
+			}
+			if got := e.tmux.MustRun("display-message", "-p", "-t", "%0", "#{pane_in_mode} #{scroll_position}"); got != fmt.Sprintf("1 %d", c.want) {
+				t.Errorf("after scroll_up %d: %q, want \"1 %d\"", c.scrollUp, got, c.want)
+			}
+		})
 	}
 }
