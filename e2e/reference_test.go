@@ -330,7 +330,7 @@ func (d *differential) report() {
 		d.compared, documentedN+undocumented, documentedN, pending, undocumented, wording)
 	for i, k := range knownDifferences {
 		if !d.used[i] {
-			if strings.HasPrefix(k.key, "pending:") {
+			if strings.HasPrefix(k.key, "pending:") && !strings.Contains(k.key, "timing-dependent") {
 				d.t.Errorf("pending difference %q (%s %s) no longer occurs: remove it from knownDifferences", k.key, k.call, k.path)
 			} else {
 				d.t.Logf("documented difference %q (%s %s) did not occur in this run", k.key, k.call, k.path)
@@ -374,7 +374,7 @@ var knownDifferences = []knownDifference{
 	// Open items of issue 10, owned by other branches or not done yet.
 	{"wait_for_text", "tail", "pending:item 5 (wait_for_text tail keeps trailing spaces; other branch)"},
 	{"capture_pane after run_command", "", "pending:item 11 (what the pane shows after run_command; other branch)"},
-	{"split_window", "pane_current_path", "pending:item 12 (split_window reports pane_current_path null right after the split; tools_pane_write_spawn.go, outside this branch)"},
+	{"split_window", "pane_current_path", "pending:item 12 (timing-dependent: split_window reports pane_current_path null when read before the new shell starts; tools_pane_write_spawn.go, outside this branch)"},
 	{"*", "text", "pending:item 7 (list tools' text content as the bare array)"},
 	{"*", "structured", "pending:item 6 (structuredContent {result} for string tools)"},
 }
