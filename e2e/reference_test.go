@@ -73,7 +73,7 @@ type world struct {
 
 func newWorld(t *testing.T, name string) *world {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "tmux-mcp-refdiff-"+name)
+	dir, err := os.MkdirTemp("", "refdiff-world-"+name)
 	if err != nil {
 		t.Fatal(err)
 	}
