@@ -358,6 +358,8 @@ var Differences = []Difference{
 	{"completion", "completion/complete", "Method not found", "completes session names, window indexes and pane ids", "lets clients offer real targets for resource templates and prompts"},
 	{"buffer-names", "agent buffer names from load_buffer", "`libtmux_mcp_<uuid>_<logical>`", "`tmux_mcp_<pid>_<start>_<instance>_<nonce>_<logical>`",
 		"the owner is recoverable from the name, so buffers of a dead server can be reclaimed; clients treat the name as opaque either way"},
+	{"empty-list-text", "text content of a list tool whose list is empty", "no content block at all", "one text block `[]`",
+		"every result carries its text; a client reading content[0] finds the (empty) array"},
 	{"inf-nan", "a number argument given as \"inf\" or \"nan\"", "accepted by validation, then refused by the tool (or printed as \"within nans\")",
 		"refused by validation", "JSON has no such number; an error either way"},
 }

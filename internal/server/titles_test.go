@@ -36,3 +36,25 @@ func TestTitlesMatchReference(t *testing.T) {
 		t.Errorf("compared %d tools, reference has %d", seen, len(want))
 	}
 }
+
+// TestListTextIsBareArray: a list tool's text content is the bare JSON
+// array, as the reference sends it; the structured copy stays
+// {"result": [...]} (issue 10 item 7).
+func TestListTextIsBareArray(t *testing.T) {
+	e := newEnv(t)
+	for _, name := range []string{"list_sessions", "list_windows", "list_panes", "list_servers"} {
+		res := e.ok(name, map[string]any{}, nil)
+		txt := text(res)
+		var arr []any
+		if err := json.Unmarshal([]byte(txt), &arr); err != nil || len(arr) == 0 {
+			t.Errorf("%s text is not a non-empty JSON array: %.80s", name, txt)
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		var wrapped struct {
+			Result []any `json:"result"`
+		}
+		if err := json.Unmarshal(raw, &wrapped); err != nil || len(wrapped.Result) != len(arr) {
+			t.Errorf("%s structured %.80s", name, raw)
+		}
+	}
+}
