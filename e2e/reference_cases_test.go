@@ -14,6 +14,7 @@ func referenceCases() []refCase {
 	return []refCase{
 		// server
 		{tool: "get_server_info", args: m{}},
+		{name: "get_server_info no server", tool: "get_server_info", args: m{"socket_name": "refdiff-none"}},
 		{tool: "list_sessions", args: m{}},
 		{name: "list_sessions filtered", tool: "list_sessions", args: m{"filters": m{"session_name": "main"}}},
 		{name: "list_sessions bad filter", tool: "list_sessions", args: m{"filters": "{not json"}},
@@ -59,6 +60,7 @@ func referenceCases() []refCase {
 		{name: "show_environment after set", tool: "show_environment", args: m{"session_name": "main"}},
 		{name: "set_environment unknown session", tool: "set_environment", args: m{"name": "FOO", "value": "x", "session_name": "nope"}},
 		{tool: "show_hooks", args: m{"global_": true}},
+		{name: "show_hooks unknown window", tool: "show_hooks", args: m{"scope": "window", "target": "@99"}},
 		{name: "show_hook unset", tool: "show_hook", args: m{"hook_name": "pane-exited", "global_": true}},
 		{name: "show_hook unknown", tool: "show_hook", args: m{"hook_name": "no-such-hook", "global_": true}},
 		// pane content
@@ -169,5 +171,6 @@ func referenceCases() []refCase {
 		// last: the server itself
 		{tool: "kill_server", args: m{}},
 		{name: "list_sessions after kill_server", tool: "list_sessions", args: m{}},
+		{name: "kill_server again", tool: "kill_server", args: m{}},
 	}
 }

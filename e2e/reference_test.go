@@ -48,7 +48,7 @@ func TestReference(t *testing.T) {
 	d := &differential{t: t, used: map[int]bool{}, ref: side{cs: ref, w: refW, vars: map[string]string{}}, ours: side{cs: ours, w: ourW, vars: map[string]string{}}}
 	d.ref.vars["tmpdir"], d.ours.vars["tmpdir"] = refW.dir, ourW.dir
 	cases := referenceCases()
-	last := len(cases) - 2 // kill_server and the call after it
+	last := len(cases) - 3 // kill_server and the calls after it
 	for _, c := range cases[:last] {
 		d.run(c)
 	}
@@ -374,7 +374,9 @@ var knownDifferences = []knownDifference{
 	// Open items of issue 10, owned by other branches or not done yet.
 	{"wait_for_text", "tail", "pending:item 5 (wait_for_text tail keeps trailing spaces; other branch)"},
 	{"capture_pane after run_command", "", "pending:item 11 (what the pane shows after run_command; other branch)"},
-	{"split_window", "pane_current_path", "pending:item 12 (timing-dependent: split_window reports pane_current_path null when read before the new shell starts; tools_pane_write_spawn.go, outside this branch)"},
+	{"respawn_pane", "pane_current_", "pending:item 12 (timing-dependent: respawn_pane reads pane_current_path before the new shell starts: null; tools_pane_write_spawn.go, outside this branch)"},
+	{"split_window", "pane_current_", "pending:item 12 (timing-dependent: split_window reads pane_current_path/command before the new shell starts: null and \"tmux\"; tools_pane_write_spawn.go, outside this branch)"},
+	{"kill_server again", "isError", "kill-server-absent"},
 	{"list_sessions after kill_server", "text", "empty-list-text"},
 	{"*", "structured", "pending:item 6 (structuredContent {result} for string tools)"},
 }

@@ -360,6 +360,8 @@ var Differences = []Difference{
 		"the owner is recoverable from the name, so buffers of a dead server can be reclaimed; clients treat the name as opaque either way"},
 	{"empty-list-text", "text content of a list tool whose list is empty", "no content block at all", "one text block `[]`",
 		"every result carries its text; a client reading content[0] finds the (empty) array"},
+	{"kill-server-absent", "kill_server when no server runs on the socket", "success: \"Server killed successfully\"",
+		"an error saying no server runs there, with a hint to list_servers", "a success claim for a server that was never there hides a wrong socket"},
 	{"inf-nan", "a number argument given as \"inf\" or \"nan\"", "accepted by validation, then refused by the tool (or printed as \"within nans\")",
 		"refused by validation", "JSON has no such number; an error either way"},
 }
