@@ -35,8 +35,8 @@ import (
 //   - JSON text content is parsed, also the text of content items nested in
 //     batch rows, and compared as JSON (key order and
 //     whitespace are not differences); other text is compared as a string;
-//   - errors are compared on isError only; both servers' wording is kept
-//     for the table but is not a difference.
+//   - errors are compared on isError and _meta.error_type; both servers'
+//     wording is kept for the table but is not a difference.
 
 // outcome is one server's normalised answer to one call.
 type outcome struct {
@@ -44,6 +44,7 @@ type outcome struct {
 	Text       any // parsed JSON when the text is JSON, else the string
 	Structured any
 	Wording    string // error text, for the table only
+	ErrorType  string // _meta.error_type of an error result
 }
 
 // normaliser rewrites the values that legitimately differ between worlds.
@@ -122,7 +123,8 @@ func (n normaliser) outcomeOf(res *mcp.CallToolResult, err error) outcome {
 		}
 	}
 	if res.IsError {
-		return outcome{IsError: true, Wording: n.str(text.String())}
+		et, _ := res.Meta["error_type"].(string)
+		return outcome{IsError: true, Wording: n.str(text.String()), ErrorType: et}
 	}
 	o := outcome{Text: n.str(text.String())}
 	var parsed any
@@ -153,6 +155,9 @@ func diffOutcomes(ref, ours outcome) []difference {
 		return []difference{{Path: "isError", Ref: brief(ref), Ours: brief(ours)}}
 	}
 	if ref.IsError {
+		if ref.ErrorType != ours.ErrorType {
+			return []difference{{Path: "error_type", Ref: ref.ErrorType, Ours: ours.ErrorType}}
+		}
 		return nil
 	}
 	var d []difference

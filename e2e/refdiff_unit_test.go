@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"encoding/json"
-	"errors"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -46,18 +45,24 @@ func TestDifferFindsPlantedDifference(t *testing.T) {
 		t.Errorf("added field: %+v", d)
 	}
 
-	typed := diffOutcomes(refN.outcomeOf(jsonResult(t, map[string]any{"value": 2000}), nil),
+	typedValue := diffOutcomes(refN.outcomeOf(jsonResult(t, map[string]any{"value": 2000}), nil),
 		ourN.outcomeOf(jsonResult(t, map[string]any{"value": "2000"}), nil))
-	if len(typed) != 2 {
-		t.Errorf("number vs string: %+v", typed)
+	if len(typedValue) != 2 {
+		t.Errorf("number vs string: %+v", typedValue)
 	}
 
 	errRes := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: "Pane not found"}}}
 	if d := diffOutcomes(refN.outcomeOf(errRes, nil), ourN.outcomeOf(errRes, nil)); len(d) != 0 {
 		t.Errorf("equal errors: %+v", d)
 	}
-	if d := diffOutcomes(refN.outcomeOf(errRes, nil), ourN.outcomeOf(nil, errors.New("boom"))); len(d) != 0 {
-		t.Errorf("errors are compared on isError only: %+v", d)
+	typed := func(typ string) *mcp.CallToolResult {
+		return &mcp.CallToolResult{IsError: true, Meta: mcp.Meta{"error_type": typ}, Content: []mcp.Content{&mcp.TextContent{Text: "differently worded " + typ}}}
+	}
+	if d := diffOutcomes(refN.outcomeOf(typed("PaneNotFound"), nil), ourN.outcomeOf(typed("PaneNotFound"), nil)); len(d) != 0 {
+		t.Errorf("wording is not a difference: %+v", d)
+	}
+	if d := diffOutcomes(refN.outcomeOf(typed("PaneNotFound"), nil), ourN.outcomeOf(typed("ExpectedToolError"), nil)); len(d) != 1 || d[0].Path != "error_type" {
+		t.Errorf("error types: %+v", d)
 	}
 	if d := diffOutcomes(refN.outcomeOf(errRes, nil), ourN.outcomeOf(jsonResult(t, map[string]any{}), nil)); len(d) != 1 || d[0].Path != "isError" {
 		t.Errorf("error vs success: %+v", d)
