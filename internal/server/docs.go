@@ -38,9 +38,15 @@ func ToolsMarkdown() (string, error) {
 		fmt.Fprintf(&b, "| `%s` | %s |\n", n, sharedArgDocs[n])
 	}
 	b.WriteString("\n")
-	b.WriteString("## Additions to the reference contract\n\n| name | where | why |\n|---|---|---|\n")
+	b.WriteString("## Where we differ from the reference, and why\n\n")
+	b.WriteString("The reference is libtmux-mcp 0.1.0a20. Everything below is deliberate; any other difference is a defect. ")
+	b.WriteString("`scripts/reference-diff.sh` runs both servers side by side and fails on a difference this table does not explain.\n\n")
+	b.WriteString("| what | reference | tmux-mcp | why |\n|---|---|---|---|\n")
 	for _, a := range Additions {
-		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", a.Name, a.Where, a.Why)
+		fmt.Fprintf(&b, "| `%s` (%s) | absent | added | %s |\n", a.Name, a.Where, a.Why)
+	}
+	for _, d := range Differences {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", d.What, d.Reference, d.Ours, d.Why)
 	}
 	b.WriteString("\n")
 	for _, ts := range Toolsets {

@@ -7,18 +7,18 @@ package server
 // OptionResult is show_option's answer.
 type OptionResult struct {
 	Option string `json:"option" desc:"Option name"`
-	Value  any    `json:"value" desc:"The value as tmux prints it: a string, a list of strings for an array option, or null when the option is not set."`
+	Value  any    `json:"value" desc:"The value, typed as libtmux types it: all digits an integer, on/off a boolean, else a string; an array option an object keyed by element index (command-alias, terminal-features and terminal-overrides exploded further); null when the option is not set."`
 }
 
 // OptionSetResult is set_option's answer.
 type OptionSetResult struct {
 	Option string `json:"option" desc:"Option name"`
-	Value  string `json:"value" desc:"The value is not repeated (it may be a secret): its length only. Read it back with show_option."`
+	Value  string `json:"value" desc:"Value that was set"`
 	Status string `json:"status" desc:"'set'"`
 }
 
-// EnvVars maps a variable to its value, or to false when the variable is
-// marked for removal from spawned processes (tmux's "-NAME").
+// EnvVars maps a variable to its value; a variable marked for removal from
+// spawned processes appears as "-NAME": true, as libtmux reports it.
 type EnvVars map[string]any
 
 func (EnvVars) jsonSchema() map[string]any {
@@ -28,13 +28,13 @@ func (EnvVars) jsonSchema() map[string]any {
 
 // EnvironmentResult is show_environment's answer.
 type EnvironmentResult struct {
-	Variables EnvVars `json:"variables" desc:"Variable name to value; false for a variable tmux removes from new processes."`
+	Variables EnvVars `json:"variables" desc:"Variable name to value; a variable tmux removes from new processes appears as \"-NAME\": true."`
 }
 
 // EnvironmentSetResult is set_environment's answer.
 type EnvironmentSetResult struct {
 	Name   string `json:"name" desc:"Variable name"`
-	Value  string `json:"value" desc:"The value is not repeated (it may be a secret): its length only."`
+	Value  string `json:"value" desc:"Value that was set"`
 	Status string `json:"status" desc:"'set'"`
 }
 

@@ -30,14 +30,23 @@ func call(tool string, kv ...any) string {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		k, _ := json.Marshal(kv[i])
-		v, _ := json.Marshal(kv[i+1])
-		b.Write(k)
+		b.WriteString(verbatimJSON(kv[i]))
 		b.WriteString(": ")
-		b.Write(v)
+		b.WriteString(verbatimJSON(kv[i+1]))
 	}
 	b.WriteString("})")
 	return b.String()
+}
+
+// verbatimJSON is json.Marshal without HTML escaping: a prompt is read by a
+// model, not embedded in a web page, and "make 2>&1" must stay readable rather
+// than become "make 2\u003e\u00261" (the reference renders it verbatim).
+func verbatimJSON(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // Prompts are the reference's four recipes (contract 3.2), corrected where

@@ -83,3 +83,28 @@ func TestPromptsAsTools(t *testing.T) {
 	}
 	e.fail("get_prompt", map[string]any{"name": "nope"})
 }
+
+// TestPromptsRenderVerbatim: <, > and & reach the model as typed, not as
+// \u003c-style escapes (issue 10 item 10), both in the user's command and in
+// the prompt's own placeholders.
+func TestPromptsRenderVerbatim(t *testing.T) {
+	var p *Prompt
+	for _, q := range Prompts() {
+		if q.Name == "run_and_wait" {
+			p = q
+		}
+	}
+	cmd := "make 2>&1 | tee log && echo ok"
+	text, err := renderPrompt(p, map[string]string{"command": cmd, "pane_id": "%1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`"command": "make 2>&1 | tee log && echo ok"`, `"<run_id from the result>"`} {
+		if !strings.Contains(text, want) {
+			t.Errorf("prompt lacks %s:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, `\u00`) {
+		t.Errorf("prompt has JSON escapes:\n%s", text)
+	}
+}

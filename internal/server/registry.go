@@ -164,18 +164,28 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(s)}}}, nil
 		}
 		var structured any = out
+		var list any
 		if wrap {
 			v := reflect.ValueOf(out)
 			if v.IsNil() {
 				v = reflect.MakeSlice(outType, 0, 0)
 			}
-			structured = map[string]any{"result": v.Interface()}
+			list = v.Interface()
+			structured = map[string]any{"result": list}
 		}
-		text, err := json.Marshal(structured)
+		raw, err := json.Marshal(structured)
 		if err != nil {
 			return nil, err
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: json.RawMessage(text)}, nil
+		text := raw
+		if wrap {
+			// The reference's text is the bare array; only the structured
+			// copy is wrapped (issue 10 item 7).
+			if text, err = json.Marshal(list); err != nil {
+				return nil, err
+			}
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: json.RawMessage(raw)}, nil
 	}
 	return &t
 }
@@ -188,6 +198,7 @@ func (s *Server) invoke(ctx context.Context, t *Tool, req *mcp.CallToolRequest, 
 	start := time.Now()
 	id := s.nextRequestID()
 	defer func() { s.auditCall(t.Name, req, raw, id, parent, start, res) }()
+	raw = coerceArguments(t.input, raw) // lax mode, as the reference validates (coerce.go)
 	args, err := checkArguments(t.Title, t.input, raw)
 	if err != nil {
 		te := toToolError(err)

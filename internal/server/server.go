@@ -371,6 +371,54 @@ var Additions = []Addition{
 		"whether suppress_history held: the shell kept the command out of its history (true), recorded it anyway (false), or cannot tell (null)"},
 }
 
+// Difference is a deliberate behaviour that differs from the reference
+// (libtmux-mcp 0.1.0a20): a reference defect we fix or a choice we made. With
+// Additions it is the one table of docs/tools.md "where we differ, and why";
+// the differential test (e2e/reference_test.go) accepts exactly these
+// differences, by Key, and fails on any other.
+type Difference struct {
+	Key       string // cited by the differential test
+	What      string
+	Reference string
+	Ours      string
+	Why       string
+}
+
+// Differences are the deliberate differences from the reference.
+var Differences = []Difference{
+	{"socket-path", "`socket_path` of get_server_info and list_servers", "null when the server was reached by socket name",
+		"the socket's path", "a client can pass it back as socket_path; the reference leaves it null unless it was given a path"},
+	{"inherited-option", "show_option of a value set only at a parent scope (session base-index, pane remain-on-exit)", "null",
+		"the value in effect (show-options -A)", "the reference's null says \"not set\" for an option that is in effect; a defect"},
+	{"run-output", "run_command `output`", "includes the shell prompt and the typed wrapper lines (`bash# (`, `> echo hi`)",
+		"only what the command printed", "output is the command's output; prompt and wrapper lines are noise a model would misread"},
+	{"doubled-prefix", "error text of a missing pane (also inside batch rows)", "\"Pane not found: Pane not found: %9\"",
+		"\"Pane not found: %9\"", "a defect of the reference (the prefix is added twice)"},
+	{"batch-row-pane", "send_keys_batch row of a failed operation: `pane_id`", "null", "the pane_id the operation named",
+		"the caller can tell which operation failed without counting indexes"},
+	{"batch-row-refusal", "call_*_tools_batch row refused before running (unknown tool, tier above the batch's)",
+		"`content: []`, error \"Unknown tool: 'x'\" / \"Tool 'x' has tier 'destructive', which exceeds batch tier readonly.\"",
+		"the same error text also as the row's text content, worded \"unknown tool 'x'\" / \"'x' needs the destructive tier; this batch allows up to readonly\"",
+		"every failed row carries its reason in the same place; the row's success flag and error field are what clients branch on"},
+	{"select-layout-name", "select_layout with a layout that is neither a preset nor a layout string", "passed to tmux, whose 3.3a server crashes on some (the whole server and its sessions are lost)",
+		"refused before tmux sees it (ValidationError naming the presets)", "a typo must not kill every session"},
+	{"focus", "split_window, and so the active pane seen by later swap_pane/respawn_pane results", "the new pane may take focus",
+		"the new pane never takes focus (split-window -d)", "an agent working in the background must not move the user's cursor"},
+	{"prompts", "the four prompts' descriptions and text", "the reference's recipes",
+		"rewritten recipes with the same names and arguments", "the reference's advice was wrong in places (a timed-out run_command is resumed with wait_for_run, never run again)"},
+	{"resources", "`mimeType` of resource contents (tmux://sessions, /windows, /panes/...)", "`text/plain`, although the templates declare `application/json`",
+		"`application/json`", "the contents are JSON, as the templates declare"},
+	{"completion", "completion/complete", "Method not found", "completes session names, window indexes and pane ids", "lets clients offer real targets for resource templates and prompts"},
+	{"buffer-names", "agent buffer names from load_buffer", "`libtmux_mcp_<uuid>_<logical>`", "`tmux_mcp_<pid>_<start>_<instance>_<nonce>_<logical>`",
+		"the owner is recoverable from the name, so buffers of a dead server can be reclaimed; clients treat the name as opaque either way"},
+	{"empty-list-text", "text content of a list tool whose list is empty", "no content block at all", "one text block `[]`",
+		"every result carries its text; a client reading content[0] finds the (empty) array"},
+	{"kill-server-absent", "kill_server when no server runs on the socket", "success: \"Server killed successfully\"",
+		"an error saying no server runs there, with a hint to list_servers", "a success claim for a server that was never there hides a wrong socket"},
+	{"inf-nan", "a number argument given as \"inf\" or \"nan\"", "accepted by validation, then refused by the tool (or printed as \"within nans\")",
+		"refused by validation", "JSON has no such number; an error either way"},
+}
+
 // str returns *p or "" for nil.
 func str(p *string) string {
 	if p == nil {

@@ -60,7 +60,7 @@ func channelTools() []*Tool {
 			case ctx.Err() != nil:
 				return "", ctx.Err()
 			case wctx.Err() != nil || errors.Is(err, tmux.ErrTimeout):
-				return "", expectedf("wait-for timeout: channel '%s' was not signalled within %gs", a.Channel, eff.Seconds())
+				return "", expectedf("wait-for timeout: channel '%s' was not signalled within %ss", a.Channel, pyFloat(eff.Seconds()))
 			default:
 				return "", err
 			}
@@ -71,7 +71,7 @@ func channelTools() []*Tool {
 			if _, err := c.tmux.Run(pctx, sock, tmux.Command{"display-message", "-p", "#{pid}"}); err != nil {
 				return "", fmt.Errorf("the tmux server went away while waiting on channel '%s': %w", a.Channel, err)
 			}
-			return Text(fmt.Sprintf("Channel '%s' was signalled (timeout %gs)", a.Channel, eff.Seconds())), nil
+			return Text(fmt.Sprintf("Channel '%s' was signalled (timeout %ss)", a.Channel, pyFloat(eff.Seconds()))), nil
 		}),
 		define(Tool{
 			Name: "signal_channel", Title: "Signal tmux Channel", Toolset: "wait", Tier: config.Mutating, Preset: MUT,

@@ -22,7 +22,7 @@ func TestWaitForChannel(t *testing.T) {
 		t.Errorf("signal: %q", out)
 	}
 	e.ok("wait_for_channel", map[string]any{"channel": "ready.1", "timeout": 5}, &out)
-	if out != "Channel 'ready.1' was signalled (timeout 5s)" {
+	if out != "Channel 'ready.1' was signalled (timeout 5.0s)" {
 		t.Errorf("wait: %q", out)
 	}
 	// A signal that arrives while waiting.
@@ -58,7 +58,7 @@ func TestWaitForChannelClampsToCeiling(t *testing.T) {
 	e := newEnv(t, withConfig(func(c *configT) { c.WaitMax = 1 }))
 	start := time.Now()
 	msg, _ := e.fail("wait_for_channel", map[string]any{"channel": "never", "timeout": 600})
-	if el := time.Since(start); el > 3*time.Second || !strings.Contains(msg, "within 1s") {
+	if el := time.Since(start); el > 3*time.Second || !strings.Contains(msg, "within 1.0s") {
 		t.Errorf("took %v: %q", el, msg)
 	}
 }
@@ -158,5 +158,15 @@ func TestWaitForChannelProgress(t *testing.T) {
 	defer mu.Unlock()
 	if len(msgs) < 3 || !strings.Contains(msgs[0], "Waiting on channel 'p'") {
 		t.Errorf("progress: %q", msgs)
+	}
+}
+
+// TestPyFloat: timeouts in channel messages read as the reference's
+// f-strings print them ("2.0s", not "2s").
+func TestPyFloat(t *testing.T) {
+	for f, want := range map[float64]string{2: "2.0", 0.5: "0.5", 30: "30.0", 0.3: "0.3", 123456789: "123456789.0", 0: "0.0", 1.25: "1.25"} {
+		if got := pyFloat(f); got != want {
+			t.Errorf("pyFloat(%v) = %q, want %q", f, got, want)
+		}
 	}
 }

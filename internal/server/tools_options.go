@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -225,14 +224,14 @@ func showOption(ctx context.Context, c *Call, a showOptionArgs) (OptionResult, e
 		return OptionResult{Option: a.Option, Value: nil}, nil
 	}
 	if strings.Contains(a.Option, "[") || !strings.Contains(keys[0], "[") {
-		return OptionResult{Option: a.Option, Value: string(bytes.TrimSuffix(val, []byte("\n")))}, nil
+		return OptionResult{Option: a.Option, Value: optionScalar(string(bytes.TrimSuffix(val, []byte("\n"))))}, nil
 	}
 	// An array option: -v prints one element per line, so the lines match
 	// the keys one to one unless an element holds a newline; then each
 	// element is asked for on its own.
 	lines := splitRows(val)
 	if len(lines) == len(keys) {
-		return OptionResult{Option: a.Option, Value: lines}, nil
+		return OptionResult{Option: a.Option, Value: optionArray(a.Option, keys, lines)}, nil
 	}
 	cmds := make([]tmux.Command, len(keys))
 	for i, k := range keys {
@@ -246,11 +245,8 @@ func showOption(ctx context.Context, c *Call, a showOptionArgs) (OptionResult, e
 	for i, o := range outs {
 		elems[i] = string(bytes.TrimSuffix(o, []byte("\n")))
 	}
-	return OptionResult{Option: a.Option, Value: elems}, nil
+	return OptionResult{Option: a.Option, Value: optionArray(a.Option, keys, elems)}, nil
 }
-
-// redactedValue stands in for a value a result must not repeat.
-func redactedValue(v string) string { return fmt.Sprintf("[redacted: %d bytes]", len(v)) }
 
 // withoutValue removes a secret from a tmux error message: tmux repeats a
 // rejected value ("value is invalid: ...").
@@ -279,7 +275,7 @@ func setOption(ctx context.Context, c *Call, a setOptionArgs) (OptionSetResult, 
 	if _, err := c.tmux.Run(ctx, c.Socket(a.SocketArgs), cmd); err != nil {
 		return OptionSetResult{}, optionError(withoutValue(err, a.Value), "option", a.Option, kind, str(a.Target))
 	}
-	return OptionSetResult{Option: a.Option, Value: redactedValue(a.Value), Status: "set"}, nil
+	return OptionSetResult{Option: a.Option, Value: a.Value, Status: "set"}, nil
 }
 
 // envTarget returns "-t <session>" or "-g" for the global environment.
@@ -331,7 +327,7 @@ func parseShellEnv(out []byte) (EnvVars, error) {
 			if !found {
 				return nil, bad
 			}
-			vars[name] = false
+			vars["-"+name] = true // libtmux's form: tmux prints "-NAME"
 			s = after
 			continue
 		}
@@ -369,7 +365,7 @@ func setEnvironment(ctx context.Context, c *Call, a setEnvironmentArgs) (Environ
 	if _, err := c.tmux.Run(ctx, c.Socket(a.SocketArgs), cmd); err != nil {
 		return EnvironmentSetResult{}, notFoundAs(withoutValue(err, a.Value), "session", a.name())
 	}
-	return EnvironmentSetResult{Name: a.Name, Value: redactedValue(a.Value), Status: "set"}, nil
+	return EnvironmentSetResult{Name: a.Name, Value: a.Value, Status: "set"}, nil
 }
 
 // hookCommands returns the show-hooks invocations for a scope, with "the

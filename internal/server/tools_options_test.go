@@ -30,17 +30,17 @@ func TestShowOption(t *testing.T) {
 		args map[string]any
 		want any
 	}{
-		{"global", map[string]any{"option": "history-limit", "global_": true}, "2000"},
-		{"inferred scope, inherited", map[string]any{"option": "history-limit"}, "2000"},
+		{"global", map[string]any{"option": "history-limit", "global_": true}, float64(2000)},
+		{"inferred scope, inherited", map[string]any{"option": "history-limit"}, float64(2000)},
 		{"session target", map[string]any{"option": "status-left", "scope": "session", "target": "main"}, "L;"},
 		{"session global differs", map[string]any{"option": "status-left", "scope": "session", "global_": true}, "[#{session_name}] "},
 		{"window target", map[string]any{"option": "mode-keys", "scope": "window", "target": wid}, "vi"},
-		{"pane target", map[string]any{"option": "remain-on-exit", "scope": "pane", "target": pid}, "on"},
-		{"server", map[string]any{"option": "escape-time", "scope": "server"}, "500"},
+		{"pane target", map[string]any{"option": "remain-on-exit", "scope": "pane", "target": pid}, true},
+		{"server", map[string]any{"option": "escape-time", "scope": "server"}, float64(500)},
 		{"user option exact", map[string]any{"option": "@multi", "global_": true}, "a;b\n#{x} \\;"},
 		{"unset user option", map[string]any{"option": "@nope"}, nil},
 		{"array element", map[string]any{"option": "command-alias[1]", "scope": "server"}, "splitp=split-window"},
-		{"array with newline in an element", map[string]any{"option": "user-keys", "scope": "server"}, []any{"x\ny", "z"}},
+		{"array with newline in an element", map[string]any{"option": "user-keys", "scope": "server"}, map[string]any{"0": "x\ny", "3": "z"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -52,11 +52,11 @@ func TestShowOption(t *testing.T) {
 		})
 	}
 
-	t.Run("array", func(t *testing.T) {
+	t.Run("command-alias exploded", func(t *testing.T) {
 		var out OptionResult
 		e.ok("show_option", map[string]any{"option": "command-alias", "scope": "server"}, &out)
-		list, ok := out.Value.([]any)
-		if !ok || len(list) < 6 || list[0] != "split-pane=split-window" || list[2] != "server-info=show-messages -JT" {
+		m, ok := out.Value.(map[string]any)
+		if !ok || len(m) < 6 || m["split-pane"] != "split-window" || m["server-info"] != "show-messages -JT" {
 			t.Errorf("command-alias = %#v", out.Value)
 		}
 	})
@@ -107,8 +107,8 @@ func TestSetOption(t *testing.T) {
 			var out OptionSetResult
 			e.ok("set_option", c.args, &out)
 			value := c.args["value"].(string)
-			if out.Status != "set" || out.Option != c.args["option"] || strings.Contains(out.Value, value) {
-				t.Errorf("result %#v (must not echo the value)", out)
+			if out.Status != "set" || out.Option != c.args["option"] || out.Value != value {
+				t.Errorf("result %#v (echoes the value, as the reference does)", out)
 			}
 			if got := e.tmux.MustRun(c.check...); got != value {
 				t.Errorf("tmux has %q, want %q", got, value)
@@ -144,7 +144,7 @@ func TestEnvironment(t *testing.T) {
 
 	var set EnvironmentSetResult
 	e.ok("set_environment", map[string]any{"name": "HOSTILE", "value": hostile}, &set)
-	if set.Name != "HOSTILE" || set.Status != "set" || strings.Contains(set.Value, "OTHER") {
+	if set.Name != "HOSTILE" || set.Status != "set" || set.Value != hostile {
 		t.Errorf("set result %#v", set)
 	}
 	e.ok("set_environment", map[string]any{"name": "SESS", "value": "by-name", "session_name": "main"}, nil)
@@ -152,8 +152,8 @@ func TestEnvironment(t *testing.T) {
 
 	var global EnvironmentResult
 	e.ok("show_environment", map[string]any{}, &global)
-	if global.Variables["HOSTILE"] != hostile || global.Variables["GONE"] != false {
-		t.Errorf("HOSTILE=%q GONE=%v", global.Variables["HOSTILE"], global.Variables["GONE"])
+	if global.Variables["HOSTILE"] != hostile || global.Variables["-GONE"] != true {
+		t.Errorf("HOSTILE=%q -GONE=%v", global.Variables["HOSTILE"], global.Variables["-GONE"])
 	}
 	if _, forged := global.Variables["OTHER"]; forged {
 		t.Error("a value with a newline forged a variable")
@@ -314,5 +314,26 @@ func TestUntargetedScopeIsPinned(t *testing.T) {
 	e.ok("show_option", map[string]any{"option": "@pin", "scope": "session"}, &r)
 	if r.Value != "yes" {
 		t.Errorf("show_option: %v", r.Value)
+	}
+}
+
+// TestOptionTypedInBatch: a batch row carries the same typed value as the
+// direct call (the reference's rows hold the tool's structured result).
+func TestOptionTypedInBatch(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	var out struct {
+		Results []struct {
+			StructuredContent struct {
+				Value any `json:"value"`
+			} `json:"structured_content"`
+		} `json:"results"`
+	}
+	e.ok("call_readonly_tools_batch", map[string]any{"operations": []any{
+		map[string]any{"tool": "show_option", "arguments": map[string]any{"option": "history-limit", "global_": true}},
+		map[string]any{"tool": "show_option", "arguments": map[string]any{"option": "mouse", "global_": true}},
+	}}, &out)
+	if len(out.Results) != 2 || out.Results[0].StructuredContent.Value != float64(2000) || out.Results[1].StructuredContent.Value != false {
+		t.Errorf("batch rows %+v", out)
 	}
 }

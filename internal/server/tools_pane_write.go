@@ -268,7 +268,7 @@ func paneWriteTools() []*Tool {
 			return c.pwActRead(ctx, sock, id, cmd)
 		}),
 		define(Tool{
-			Name: "swap_pane", Title: "Swap Panes", Toolset: "pane", Tier: config.Mutating, Preset: CRE,
+			Name: "swap_pane", Title: "Swap Pane", Toolset: "pane", Tier: config.Mutating, Preset: CRE,
 			Description: "Swap the positions of two panes (exact pane ids, may be in different windows). Returns the source pane afterwards.",
 		}, func(ctx context.Context, c *Call, a swapPaneArgs) (PaneInfo, error) {
 			src, err := tmux.ParsePaneID(a.SourcePaneID)

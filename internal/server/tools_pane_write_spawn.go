@@ -122,7 +122,7 @@ func (c *Call) pwGuardSelf(ctx context.Context, sock tmux.Socket, id, verb strin
 func paneSpawnTools() []*Tool {
 	return []*Tool{
 		define(Tool{
-			Name: "split_window", Title: "Split Window", Toolset: "window", Tier: config.Mutating, Preset: BSE,
+			Name: "split_window", Title: "Split tmux Window", Toolset: "window", Tier: config.Mutating, Preset: BSE,
 			Description: "Split a pane to create a new one (above/below/left/right, optional size, shell, directory, environment). Splits pane_id, else the active pane of the target window. The new pane does not take focus. Returns the new pane's info including its pane_id.",
 		}, func(ctx context.Context, c *Call, a splitWindowArgs) (PaneInfo, error) {
 			size, err := pwSize(a.Size)

@@ -71,7 +71,7 @@ func sessionReadTools() []*Tool {
 			return out, nil
 		}),
 		define(Tool{
-			Name: "get_session_info", Title: "Get Session Info", Toolset: "session", Tier: config.Readonly, Preset: RO,
+			Name: "get_session_info", Title: "Get tmux Session Info", Toolset: "session", Tier: config.Readonly, Preset: RO,
 			Description: "Get one session's id, name, window count, attached clients, creation time and active pane. Target by session_id or session_name; with neither, the first session.",
 		}, func(ctx context.Context, c *Call, a getSessionInfoArgs) (SessionInfo, error) {
 			id, name := str(a.SessionID), str(a.SessionName)
@@ -93,7 +93,7 @@ func sessionReadTools() []*Tool {
 			return SessionInfo{}, &tmux.NotFoundError{What: "session", Detail: sessionLabel(a.SessionID, a.SessionName)}
 		}),
 		define(Tool{
-			Name: "get_window_info", Title: "Get Window Info", Toolset: "window", Tier: config.Readonly, Preset: RO,
+			Name: "get_window_info", Title: "Get tmux Window Info", Toolset: "window", Tier: config.Readonly, Preset: RO,
 			Description: "Get one window's name, index, session, size, layout, pane count and active pane. Target by window_id, or window_index within a session; with no target, the first window of the first session.",
 		}, func(ctx context.Context, c *Call, a getWindowInfoArgs) (WindowInfo, error) {
 			rows, err := c.windowTargetRows(ctx, c.Socket(a.SocketArgs), a.WindowTarget, "list-windows", windowFields)
@@ -103,7 +103,7 @@ func sessionReadTools() []*Tool {
 			return windowInfo(rows[0]), nil
 		}),
 		define(Tool{
-			Name: "find_pane_by_position", Title: "Find Pane by Position", Toolset: "pane", Tier: config.Readonly, Preset: RO,
+			Name: "find_pane_by_position", Title: "Find Pane By Position", Toolset: "pane", Tier: config.Readonly, Preset: RO,
 			Description: "Find the pane in a corner of a window (top-left, top-right, bottom-left, bottom-right), e.g. 'the pane at the bottom right'. Window target as get_window_info. Returns the pane's info.",
 		}, func(ctx context.Context, c *Call, a findPaneByPositionArgs) (PaneInfo, error) {
 			if cornerScores[a.Corner] == nil {

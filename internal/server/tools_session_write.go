@@ -54,11 +54,11 @@ func sessionWriteTools() []*Tool {
 			Description: "Create a new detached tmux session (starting the server if needed) and return it with its first pane's id. Use create_window to add a window to an existing session instead.",
 		}, createSession),
 		define(Tool{
-			Name: "rename_session", Title: "Rename Session", Toolset: "session", Tier: config.Mutating, Preset: MUT,
+			Name: "rename_session", Title: "Rename tmux Session", Toolset: "session", Tier: config.Mutating, Preset: MUT,
 			Description: "Rename a session (by session_id or session_name; the first session when neither is given) and return it.",
 		}, renameSession),
 		define(Tool{
-			Name: "kill_session", Title: "Kill Session", Toolset: "session", Tier: config.Destructive, Preset: DES,
+			Name: "kill_session", Title: "Kill tmux Session", Toolset: "session", Tier: config.Destructive, Preset: DES,
 			Description: "Kill a session and every window in it. Needs session_name or session_id (no fallback). Refuses the session this MCP server itself runs in.",
 		}, killSession),
 		define(Tool{

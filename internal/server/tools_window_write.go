@@ -73,31 +73,31 @@ type killWindowArgs struct {
 func windowWriteTools() []*Tool {
 	return []*Tool{
 		define(Tool{
-			Name: "create_window", Title: "Create Window", Toolset: "session", Tier: config.Mutating, Preset: CRE,
+			Name: "create_window", Title: "Create tmux Window", Toolset: "session", Tier: config.Mutating, Preset: CRE,
 			Description: "Create a window in a session (the first session when none is given) and return it. Use split_window for a new pane in an existing window, create_session for a new session.",
 		}, createWindow),
 		define(Tool{
-			Name: "rename_window", Title: "Rename Window", Toolset: "window", Tier: config.Mutating, Preset: MUT,
+			Name: "rename_window", Title: "Rename tmux Window", Toolset: "window", Tier: config.Mutating, Preset: MUT,
 			Description: "Rename a window and return it. Target by window_id, or window_index within a session; with only a session, its first window.",
 		}, renameWindow),
 		define(Tool{
-			Name: "select_window", Title: "Select Window", Toolset: "session", Tier: config.Mutating, Preset: MUT,
+			Name: "select_window", Title: "Select tmux Window", Toolset: "session", Tier: config.Mutating, Preset: MUT,
 			Description: "Make a window the current window of its session, by window_id, window_index or direction (next, previous, last) within the session (the first session when none is given), and return it.",
 		}, selectWindow),
 		define(Tool{
-			Name: "select_layout", Title: "Select Layout", Toolset: "window", Tier: config.Mutating, Preset: MUT,
+			Name: "select_layout", Title: "Select tmux Layout", Toolset: "window", Tier: config.Mutating, Preset: MUT,
 			Description: "Arrange a window's panes with a built-in or custom layout and return the window.",
 		}, selectLayout),
 		define(Tool{
-			Name: "resize_window", Title: "Resize Window", Toolset: "window", Tier: config.Mutating, Preset: MUT,
+			Name: "resize_window", Title: "Resize tmux Window", Toolset: "window", Tier: config.Mutating, Preset: MUT,
 			Description: "Resize a window to the given height and/or width and return it. Use resize_pane to change one pane.",
 		}, resizeWindow),
 		define(Tool{
-			Name: "move_window", Title: "Move Window", Toolset: "window", Tier: config.Mutating, Preset: MUT,
+			Name: "move_window", Title: "Move tmux Window", Toolset: "window", Tier: config.Mutating, Preset: MUT,
 			Description: "Move a window to another index and/or session and return it as it is after the move.",
 		}, moveWindow),
 		define(Tool{
-			Name: "kill_window", Title: "Kill Window", Toolset: "window", Tier: config.Destructive, Preset: DES,
+			Name: "kill_window", Title: "Kill tmux Window", Toolset: "window", Tier: config.Destructive, Preset: DES,
 			Description: "Kill a window and all its panes, by exact window_id (no fallback). Refuses the window this MCP server itself runs in.",
 		}, killWindow),
 	}
