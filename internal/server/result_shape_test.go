@@ -79,10 +79,11 @@ func TestWrappedResultsOnTheWire(t *testing.T) {
 			}
 		}
 	}
-	// An empty list is [] in both places, never null.
+	// An empty list is {"result": []}, never null, and no content block
+	// at all, as FastMCP answers it.
 	res := e.ok("list_panes", map[string]any{"session_name": "main", "filters": map[string]any{"pane_id": "%99999"}}, nil)
-	if text(res) != "[]" {
-		t.Errorf("empty list text %q", text(res))
+	if len(res.Content) != 0 {
+		t.Errorf("empty list content %v", res.Content)
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
 	if string(raw) != `{"result":[]}` {
