@@ -57,9 +57,6 @@ func checkTextCopy(t testing.TB, s *Server, tool string, res *mcp.CallToolResult
 		}
 		return
 	}
-	if l, _ := m["result"].([]any); len(l) == 0 && len(res.Content) == 0 {
-		return // an empty list has no content block
-	}
 	var fromText any
 	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil || !reflect.DeepEqual(fromText, m["result"]) {
 		t.Fatalf("%s: text %.60q is not the bare result list (%v)", tool, text(res), err)

@@ -180,8 +180,7 @@ func wrapMeta() mcp.Meta { return mcp.Meta{"fastmcp": map[string]any{"wrap_resul
 // buildResult shapes a handler's value as FastMCP does: a struct is its
 // JSON in both the text and the structured content; a string or a list is
 // wrapped as {"result": value} in the structured content, while the text
-// is the value itself (the string as is, the list as a bare JSON array,
-// none for an empty list).
+// is the value itself (the string as is, the list as a bare JSON array).
 func buildResult(out any, wrap bool) (*mcp.CallToolResult, error) {
 	if !wrap {
 		raw, err := marshalJSON(out)
@@ -191,15 +190,13 @@ func buildResult(out any, wrap bool) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}}, StructuredContent: json.RawMessage(raw)}, nil
 	}
 	var text string
-	var content []mcp.Content
 	switch s := out.(type) {
 	case Text:
 		text, out = string(s), string(s)
 	case string:
 		text = s
 	default:
-		v := reflect.ValueOf(out)
-		if v.Kind() == reflect.Slice && v.IsNil() {
+		if v := reflect.ValueOf(out); v.Kind() == reflect.Slice && v.IsNil() {
 			out = reflect.MakeSlice(v.Type(), 0, 0).Interface()
 		}
 		raw, err := marshalJSON(out)
@@ -207,20 +204,16 @@ func buildResult(out any, wrap bool) (*mcp.CallToolResult, error) {
 			return nil, err
 		}
 		text = string(raw)
-		if v.Len() == 0 {
-			// FastMCP turns an empty list into no content blocks at all
-			// (every item of [] is a content block, vacuously).
-			content = []mcp.Content{}
-		}
 	}
 	structured, err := marshalJSON(map[string]any{"result": out})
 	if err != nil {
 		return nil, err
 	}
-	if content == nil {
-		content = []mcp.Content{&mcp.TextContent{Text: text}}
-	}
-	return &mcp.CallToolResult{Content: content, StructuredContent: json.RawMessage(structured), Meta: wrapMeta()}, nil
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: json.RawMessage(structured),
+		Meta:              wrapMeta(),
+	}, nil
 }
 
 // marshalJSON encodes v without escaping '<', '>' and '&', as pydantic

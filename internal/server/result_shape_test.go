@@ -79,11 +79,10 @@ func TestWrappedResultsOnTheWire(t *testing.T) {
 			}
 		}
 	}
-	// An empty list is {"result": []}, never null, and no content block
-	// at all, as FastMCP answers it.
+	// An empty list is [] in both places, never null.
 	res := e.ok("list_panes", map[string]any{"session_name": "main", "filters": map[string]any{"pane_id": "%99999"}}, nil)
-	if len(res.Content) != 0 {
-		t.Errorf("empty list content %v", res.Content)
+	if text(res) != "[]" {
+		t.Errorf("empty list text %q", text(res))
 	}
 	raw, _ := json.Marshal(res.StructuredContent)
 	if string(raw) != `{"result":[]}` {
