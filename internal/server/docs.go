@@ -201,7 +201,10 @@ func outputSummary(s map[string]any) string {
 	props, _ := s["properties"].(map[string]any)
 	if r, ok := props["result"].(map[string]any); ok && s["x-fastmcp-wrap-result"] == true {
 		if it, ok := r["items"].(map[string]any); ok {
-			return "`{\"result\": [...]}` of objects with " + fieldList(it)
+			return "`{\"result\": [...]}` of objects with " + fieldList(it) + " (the text content is the bare array)"
+		}
+		if r["type"] == "string" {
+			return "`{\"result\": \"...\"}`, the same string as the text content"
 		}
 	}
 	return "an object with " + fieldList(s)

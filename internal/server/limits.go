@@ -42,10 +42,10 @@ func (s *Server) limitSize(t *Tool, res *mcp.CallToolResult) *mcp.CallToolResult
 		}
 	}
 	var out *mcp.CallToolResult
-	if res.StructuredContent != nil {
-		out = cutStructured(res, size)
-	} else if t.Name == "capture_pane" {
+	if t.Name == "capture_pane" {
 		out = cutCaptureText(res, size)
+	} else if res.StructuredContent != nil {
+		out = cutStructured(res, size)
 	}
 	if out == nil {
 		s.log.Warn("result over the size cap has no field to label a cut; answered with an error", "tool", t.Name, "bytes", size)
@@ -227,6 +227,8 @@ var captureHeaderRE = regexp.MustCompile(`^\[\.\.\. truncated ([0-9]+) lines \.\
 
 // cutCaptureText drops lines from the head of capture_pane's text and
 // counts them in its first line, adding to the count max_lines put there.
+// The text goes out twice, as the text content and as the structured
+// {"result": text}, and each line is counted in both.
 func cutCaptureText(res *mcp.CallToolResult, full int) *mcp.CallToolResult {
 	if len(res.Content) != 1 {
 		return nil
@@ -242,14 +244,19 @@ func cutCaptureText(res *mcp.CallToolResult, full int) *mcp.CallToolResult {
 		}
 	}
 	starts := lineStarts(body, false)
-	pre := sums(pieces(body, starts), textCost)
+	pre := sums(pieces(body, starts), func(s string) int { return 2 * textCost(s) })
 	pl := plan{n: len(starts), apply: func(int) {}, removed: func(k int) int { return pre[k] }}
 	return smallestCut(full, pl, func(k int) *mcp.CallToolResult {
 		text := fmt.Sprintf("[... truncated %d lines ...]", before+k)
 		if k < len(starts) {
 			text += "\n" + body[starts[k]:]
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, Meta: res.Meta, IsError: res.IsError}
+		cut := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, Meta: res.Meta, IsError: res.IsError}
+		if res.StructuredContent != nil {
+			raw, _ := marshalJSON(map[string]any{"result": text}) // a string always encodes
+			cut.StructuredContent = json.RawMessage(raw)
+		}
+		return cut
 	})
 }
 
@@ -344,7 +351,7 @@ func cutStructured(res *mcp.CallToolResult, full int) *mcp.CallToolResult {
 		}
 		return smallestCut(full, pl, func(p int) *mcp.CallToolResult {
 			pl.apply(p)
-			raw, _ := json.Marshal(m) // decoded JSON always encodes
+			raw, _ := marshalJSON(m) // decoded JSON always encodes
 			return &mcp.CallToolResult{
 				Content:           []mcp.Content{&mcp.TextContent{Text: string(raw)}},
 				StructuredContent: json.RawMessage(raw),

@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -13,8 +14,53 @@ import (
 // structured builds a result the way the registry does: the JSON of v as
 // both structured content and its text copy.
 func structured(v any) *mcp.CallToolResult {
-	raw, _ := json.Marshal(v)
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}}, StructuredContent: json.RawMessage(raw)}
+	res, err := buildResult(v, false)
+	if err != nil {
+		panic(err)
+	}
+	return res
+}
+
+// wrapped builds a string or list result the way the registry does.
+func wrapped(v any) *mcp.CallToolResult {
+	res, err := buildResult(v, true)
+	if err != nil {
+		panic(err)
+	}
+	return res
+}
+
+// checkTextCopy checks that a result's text says what its structured
+// content says: the JSON itself, or for a wrapped result the bare value
+// (a string as is, a list as its JSON), with FastMCP's wrap marker.
+func checkTextCopy(t testing.TB, s *Server, tool string, res *mcp.CallToolResult) {
+	t.Helper()
+	raw, _ := json.Marshal(res.StructuredContent)
+	var sc any
+	if err := json.Unmarshal(raw, &sc); err != nil {
+		t.Fatalf("%s: structured content: %v", tool, err)
+	}
+	if s.tool(tool).output["x-fastmcp-wrap-result"] != true {
+		var fromText any
+		if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil || !reflect.DeepEqual(fromText, sc) {
+			t.Fatalf("%s: text copy is not the structured JSON: %v", tool, err)
+		}
+		return
+	}
+	if fm, _ := res.Meta["fastmcp"].(map[string]any); fm["wrap_result"] != true {
+		t.Errorf("%s: _meta %v lacks fastmcp.wrap_result", tool, res.Meta)
+	}
+	m, _ := sc.(map[string]any)
+	if str, isStr := m["result"].(string); isStr {
+		if text(res) != str {
+			t.Fatalf("%s: text %.60q is not structuredContent.result %.60q", tool, text(res), str)
+		}
+		return
+	}
+	var fromText any
+	if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil || !reflect.DeepEqual(fromText, m["result"]) {
+		t.Fatalf("%s: text %.60q is not the bare result list (%v)", tool, text(res), err)
+	}
 }
 
 // capped runs the limiter on res for tool and checks what holds for every
@@ -31,11 +77,10 @@ func capped(t *testing.T, s *Server, tool string, res *mcp.CallToolResult, out a
 	}
 	if got.StructuredContent != nil {
 		validateOutput(t, s, tool, got.StructuredContent)
-		decodeStructured(t, got, out)
-		var fromText any
-		if err := json.Unmarshal([]byte(text(got)), &fromText); err != nil {
-			t.Fatalf("%s: text copy is not the structured JSON: %v", tool, err)
+		if out != nil {
+			decodeStructured(t, got, out)
 		}
+		checkTextCopy(t, s, tool, got)
 	}
 	return got
 }
@@ -241,11 +286,17 @@ func TestLimitSizeCapturePaneText(t *testing.T) {
 		{"3M characters without a newline", strings.Repeat("y", 3_000_000), []string{strings.Repeat("y", 3_000_000)}, 0, true},
 		{"many lines", strings.Join(lines, "\n"), lines, 0, false},
 		{"many lines after a max_lines cut", "[... truncated 9 lines ...]\n" + strings.Join(lines, "\n"), lines, 9, false},
+		// 700 KB fits the cap once, but not with its structured copy.
+		{"fits once, not twice", strings.Join(numbered(17_500, 40), "\n"), numbered(17_500, 40), 0, false},
 		// 200 KB of text that is 1.2 MB once escaped.
 		{"escaped characters", strings.Join(escLines, "\n"), escLines, 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			got := text(capped(t, s, "capture_pane", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: c.in}}}, nil))
+			res := capped(t, s, "capture_pane", wrapped(Text(c.in)), nil)
+			if res.StructuredContent == nil {
+				t.Fatal("the cut result lost its structured copy")
+			}
+			got := text(res)
 			header, rest, _ := strings.Cut(got, "\n")
 			var k int
 			if _, err := fmt.Sscanf(header, "[... truncated %d lines ...]", &k); err != nil || header != fmt.Sprintf("[... truncated %d lines ...]", k) {
@@ -279,8 +330,8 @@ func TestLimitSizeRefusesWhatItCannotLabel(t *testing.T) {
 		res  *mcp.CallToolResult
 	}{
 		{"get_pane_info", structured(PaneInfo{PaneID: "%1", PaneTitle: &title})},
-		{"list_panes", structured(map[string]any{"result": rows})},
-		{"display_message", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("m\n", 600_000)}}}},
+		{"list_panes", wrapped(rows)},
+		{"display_message", wrapped(Text(strings.Repeat("m\n", 600_000)))},
 	} {
 		got := s.limitSize(s.tool(c.tool), c.res)
 		msg := text(got)

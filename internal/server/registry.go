@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -116,8 +117,8 @@ func (t *Tool) mcpTool() *mcp.Tool {
 type Text string
 
 // define binds a typed handler to a table entry. In is the argument struct
-// (see schema.go); Out is a struct (structured result), a slice (wrapped as
-// {"result": [...]}, as the reference does for lists) or Text.
+// (see schema.go); Out is a struct (structured result), a slice or Text
+// (both wrapped as {"result": ...}, as the reference does; see buildResult).
 func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Out, error)) *Tool {
 	in, err := objectSchema(reflect.TypeFor[In](), true)
 	if err != nil {
@@ -132,14 +133,9 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 	case reflect.Slice:
 		var items map[string]any
 		items, _, err = typeSchema(outType.Elem())
-		t.output = map[string]any{
-			"type":                  "object",
-			"properties":            map[string]any{"result": map[string]any{"type": "array", "items": items}},
-			"required":              []any{"result"},
-			"x-fastmcp-wrap-result": true,
-		}
-		wrap = true
+		t.output, wrap = wrappedSchema(map[string]any{"type": "array", "items": items}), true
 	case reflect.String:
+		t.output, wrap = wrappedSchema(map[string]any{"type": "string"}), true
 	default:
 		err = fmt.Errorf("unsupported result type %s", outType)
 	}
@@ -160,34 +156,77 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 		if err != nil {
 			return nil, err
 		}
-		if s, ok := any(out).(Text); ok {
-			return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(s)}}}, nil
-		}
-		var structured any = out
-		var list any
-		if wrap {
-			v := reflect.ValueOf(out)
-			if v.IsNil() {
-				v = reflect.MakeSlice(outType, 0, 0)
-			}
-			list = v.Interface()
-			structured = map[string]any{"result": list}
-		}
-		raw, err := json.Marshal(structured)
+		return buildResult(out, wrap)
+	}
+	return &t
+}
+
+// wrappedSchema is the output schema of a result that is not an object:
+// the value goes under "result", marked the way FastMCP marks it, so a
+// FastMCP client unwraps it again.
+func wrappedSchema(result map[string]any) map[string]any {
+	return map[string]any{
+		"type":                  "object",
+		"properties":            map[string]any{"result": result},
+		"required":              []any{"result"},
+		"x-fastmcp-wrap-result": true,
+	}
+}
+
+// wrapMeta is the _meta FastMCP puts on a wrapped result; its client reads
+// it to unwrap structuredContent.result without consulting the schema.
+func wrapMeta() mcp.Meta { return mcp.Meta{"fastmcp": map[string]any{"wrap_result": true}} }
+
+// buildResult shapes a handler's value as FastMCP does: a struct is its
+// JSON in both the text and the structured content; a string or a list is
+// wrapped as {"result": value} in the structured content, while the text
+// is the value itself (the string as is, the list as a bare JSON array).
+func buildResult(out any, wrap bool) (*mcp.CallToolResult, error) {
+	if !wrap {
+		raw, err := marshalJSON(out)
 		if err != nil {
 			return nil, err
 		}
-		text := raw
-		if wrap {
-			// The reference's text is the bare array; only the structured
-			// copy is wrapped (issue 10 item 7).
-			if text, err = json.Marshal(list); err != nil {
-				return nil, err
-			}
-		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(text)}}, StructuredContent: json.RawMessage(raw)}, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}}, StructuredContent: json.RawMessage(raw)}, nil
 	}
-	return &t
+	var text string
+	switch s := out.(type) {
+	case Text:
+		text, out = string(s), string(s)
+	case string:
+		text = s
+	default:
+		if v := reflect.ValueOf(out); v.Kind() == reflect.Slice && v.IsNil() {
+			out = reflect.MakeSlice(v.Type(), 0, 0).Interface()
+		}
+		raw, err := marshalJSON(out)
+		if err != nil {
+			return nil, err
+		}
+		text = string(raw)
+	}
+	structured, err := marshalJSON(map[string]any{"result": out})
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: json.RawMessage(structured),
+		Meta:              wrapMeta(),
+	}, nil
+}
+
+// marshalJSON encodes v without escaping '<', '>' and '&', as pydantic
+// does: the text copy of a result is read as text, where "\u003c" would
+// differ from the reference's "<".
+func marshalJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // invoke runs a tool with validation, panic recovery, the read-only retry,

@@ -98,8 +98,8 @@ func resourceNotFound(msg string) error {
 }
 
 // internalCall runs a read tool's handler directly (resources are snapshots
-// served by the same code as the tools) and returns its structured result or
-// text.
+// served by the same code as the tools) and returns its structured result
+// (if any) and its text.
 func (s *Server) internalCall(ctx context.Context, name string, args map[string]any) (json.RawMessage, string, error) {
 	t := s.tool(name)
 	raw, _ := json.Marshal(args)
@@ -111,10 +111,8 @@ func (s *Server) internalCall(ctx context.Context, name string, args map[string]
 	if err != nil {
 		return nil, "", err
 	}
-	if sc, ok := res.StructuredContent.(json.RawMessage); ok {
-		return sc, "", nil
-	}
-	return nil, text(res), nil
+	sc, _ := res.StructuredContent.(json.RawMessage)
+	return sc, text(res), nil
 }
 
 // readResource serves every tmux:// URI.

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/termtext"
@@ -35,7 +36,7 @@ type WaitForTextResult struct {
 	Outcome          string   `json:"outcome" enum:"matched,any_output,stopped,alternate_screen,timeout" desc:"How the wait ended."`
 	MatchedIndex     *int     `json:"matched_index" desc:"Index into patterns (or into stop when stopped)."`
 	MatchedLines     []string `json:"matched_lines" desc:"Lines that matched (at most 20 lines / 2000 bytes)."`
-	Tail             []string `json:"tail" desc:"Rows from the entry cursor row down at the end (at most 20 lines / 2000 bytes)."`
+	Tail             []string `json:"tail" desc:"Rows from the entry cursor row down as the pane shows them when the wait returns: wrapped rows joined, trailing spaces kept (at most 20 lines / 2000 bytes)."`
 	SawNewOutput     bool     `json:"saw_new_output" desc:"The pane printed something during the wait."`
 	MatchedAtEntry   bool     `json:"matched_at_entry" desc:"A pattern was already on the screen at entry and nothing new matched."`
 	AlternateScreen  bool     `json:"alternate_screen" desc:"The pane was on the alternate screen (a full-screen program) at some point."`
@@ -106,14 +107,31 @@ func firstMatch(res []*regexp.Regexp, lines []string) (int, []string) {
 	return -1, nil
 }
 
-// capTail keeps the last capLines lines within capBytes (a last line longer
-// than that keeps its tail).
+// capTail keeps the tail as the reference's _limit_lines does: the last
+// capLines lines, then lines dropped from the head while the lines joined
+// by "\n" exceed capBytes; a single line still over keeps its last
+// capBytes bytes (from a character boundary).
 func capTail(lines []string) []string {
-	lines, _, _ = limitLinesBytes(lines, capLines, capBytes)
-	if lines == nil {
-		lines = []string{}
+	if len(lines) > capLines {
+		lines = lines[len(lines)-capLines:]
 	}
-	return lines
+	size := len(lines) - 1 // the separators
+	for _, l := range lines {
+		size += len(l)
+	}
+	for len(lines) > 1 && size > capBytes {
+		size -= len(lines[0]) + 1
+		lines = lines[1:]
+	}
+	if len(lines) == 1 && len(lines[0]) > capBytes {
+		l := lines[0]
+		cut := len(l) - capBytes
+		for cut < len(l) && !utf8.RuneStart(l[cut]) {
+			cut++
+		}
+		lines = []string{l[cut:]}
+	}
+	return append([]string{}, lines...)
 }
 
 var waitStateFields = []string{"history_size", "cursor_y", "pane_width", "pane_pid", "pane_dead", "alternate_on"}
@@ -240,14 +258,12 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 		if w.altSeen {
 			outcome = "alternate_screen"
 		}
-		// One last rendered read for the tail, if the pane printed since the
-		// last one (otherwise the entry rows are still the tail).
-		if w.newlines > 0 || w.bytes > 0 {
-			tctx, tcancel := context.WithTimeout(tailCtx, tailBudget)
-			_, _ = w.renderedCheck(tctx)
-			tcancel()
-		}
 	}
+	// The tail is what the pane shows at the moment the wait returns, for
+	// every outcome; if it cannot be read, the last rows read stand in.
+	tctx, tcancel := context.WithTimeout(tailCtx, tailBudget)
+	w.readTail(tctx)
+	tcancel()
 	res.Outcome = outcome
 	res.Found = outcome == "matched" || outcome == "any_output"
 	if idx >= 0 {
@@ -363,6 +379,54 @@ func (w *textWait) matchRendered(ctx context.Context, res *WaitForTextResult) (s
 		return "matched", i, hits, nil
 	}
 	return "", -1, nil, nil
+}
+
+// tailFields is the state a tail read checks its capture against.
+var tailFields = []string{"pane_id", "history_size", "pane_height"}
+
+// readTail reads the rows from the entry cursor row down as the
+// reference's last poll does: capture-pane -J from the anchor, so wrapped
+// rows are joined and trailing spaces kept, empty rows at the bottom
+// dropped, and no rows when the anchor is below the screen. The capture
+// start depends on the history size, read in the same round trip (tmux
+// runs it without output in between); if the pane scrolled since, the read
+// is repeated with the new size.
+func (w *textWait) readTail(ctx context.Context) {
+	if !w.rendered {
+		return // the anchor is gone (history trimmed) or replies cannot be trusted
+	}
+	hs := w.prevHS
+	for range 4 {
+		rel := w.anchor - hs
+		outs, err := w.ps.sub.Watcher().Command(ctx,
+			tmux.Command{"list-panes", "-t", w.pane, "-F", tmux.Format(tailFields...)},
+			tmux.Command{"capture-pane", "-p", "-J", "-t", w.pane, "-S", strconv.Itoa(rel)})
+		if err != nil {
+			return
+		}
+		st, err := rowFor(outs[0], tailFields, w.pane)
+		if err != nil {
+			return
+		}
+		now := atoi(st["history_size"])
+		if now < w.prevHS || rel < -now {
+			return // history was trimmed or cleared: the anchor row is gone
+		}
+		if now != hs {
+			hs = now
+			continue
+		}
+		if rel >= atoi(st["pane_height"]) {
+			w.tail = []string{} // tmux would clip the start to the bottom row
+			return
+		}
+		rows := strings.Split(string(outs[1]), "\n")
+		for len(rows) > 0 && rows[len(rows)-1] == "" {
+			rows = rows[:len(rows)-1]
+		}
+		w.tail = rows
+		return
+	}
 }
 
 // renderedCheck reads the pane's state and its rows from the entry anchor
