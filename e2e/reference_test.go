@@ -360,6 +360,7 @@ var knownDifferences = []knownDifference{
 	{"show_option pane remain-on-exit", "value", "inherited-option"},
 	{"run_command", "output", "run-output"},
 	{"run_command", "run_id", "addition:run_id"},
+	{"run_command", "history_suppressed", "addition:history_suppressed"},
 	{"wait_for_text", "lines_missed", "addition:lines_missed"},
 	{"send_keys_batch unknown", "results[0].error", "doubled-prefix"},
 	{"send_keys_batch unknown", "results[0].pane_id", "batch-row-pane"},
