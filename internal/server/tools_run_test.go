@@ -714,6 +714,29 @@ func TestRunCommandPaneShowsOnlyTheCommand(t *testing.T) {
 						t.Errorf("command row %q, want the prompt then the command; the pane shows:\n%s", l, screen)
 					}
 				}
+				// At the bottom of a full screen, the echo scrolls it; a
+				// command longer than the width wraps.
+				long := "echo " + strings.Repeat("z", 70) + "-$((6*7))"
+				if sh.bin == "fish" {
+					long = "echo " + strings.Repeat("z", 70) + "-(math 6 '*' 7)"
+				}
+				var r RunCommandResult
+				e.ok("run_command", map[string]any{"pane_id": "%0", "command": "seq 1 30", "timeout": 15}, &r)
+				e.ok("run_command", map[string]any{"pane_id": "%0", "command": long, "timeout": 15}, &r)
+				if r.ExitStatus == nil || *r.ExitStatus != 0 || strings.Join(r.Output, "|") != strings.Repeat("z", 70)+"-42" {
+					t.Fatalf("%+v", r)
+				}
+				deadline = time.Now().Add(5 * time.Second)
+				for {
+					screen = e.tmux.MustRun("capture-pane", "-p", "-J", "-t", "%0")
+					if strings.Contains(screen, "z-42\n") || time.Now().After(deadline) {
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				if strings.Contains(screen, markerOSC) || strings.Contains(screen, "printf") || strings.Count(screen, long) != 1 || !strings.Contains(screen, "\n30\n") {
+					t.Errorf("the pane shows:\n%s", screen)
+				}
 			})
 		}
 	}
