@@ -771,3 +771,46 @@ func TestRunCommandCannotBreakTheWrapper(t *testing.T) {
 		}
 	}
 }
+
+// C-c stops the command and the run still ends in bash and zsh too (sh and
+// fish are covered above): the outer subshell's trap keeps the shell from
+// abandoning the end marker.
+func TestRunCommandCtrlCInBashAndZsh(t *testing.T) {
+	t.Parallel()
+	for _, sh := range []struct {
+		bin  string
+		argv []string
+	}{
+		{"bash", []string{"env", "PS1=$ ", "bash", "--norc", "--noprofile"}},
+		{"zsh", []string{"env", "PS1=%% ", "zsh", "-f"}},
+	} {
+		t.Run(sh.bin, func(t *testing.T) {
+			if _, err := exec.LookPath(sh.bin); err != nil {
+				t.Skipf("%s is not installed (CI installs it)", sh.bin)
+			}
+			t.Parallel()
+			e := newEnv(t)
+			e.tmux.MustRun(append([]string{"respawn-pane", "-k", "-t", "%0"}, sh.argv...)...)
+			tmuxtest.WaitFor(t, 10*time.Second, func() bool {
+				out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{pane_current_command}")
+				screen, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
+				return out == sh.bin && strings.TrimSpace(screen) != ""
+			})
+			var r RunCommandResult
+			e.ok("run_command", map[string]any{"pane_id": "%0", "command": "echo started; sleep 30", "timeout": 0.5}, &r)
+			if r.RunID == nil || strings.Join(r.Output, "|") != "started" {
+				t.Fatalf("%+v", r)
+			}
+			e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "C-c", "enter": false}, nil)
+			var r2 RunCommandResult
+			e.ok("wait_for_run", map[string]any{"run_id": *r.RunID, "timeout": 10}, &r2)
+			if r2.TimedOut || r2.ExitStatus == nil || *r2.ExitStatus == 0 {
+				t.Fatalf("after C-c: %+v", r2)
+			}
+			e.ok("run_command", map[string]any{"pane_id": "%0", "command": "echo next", "timeout": 10}, &r)
+			if r.ExitStatus == nil || *r.ExitStatus != 0 || strings.Join(r.Output, "|") != "next" {
+				t.Errorf("%+v", r)
+			}
+		})
+	}
+}
