@@ -423,6 +423,9 @@ func runWrapper(shell, command, id string, suppress bool, v runView) string {
 		return lead + pre + "(set -- " + args + shQuote(command) + ";printf '" + erase + `%s\n` + start + `\007' ` + fmtArgs +
 			`;trap : INT;(eval "shift ` + n + `;$` + n + `"));` + end + "$?"
 	}
+	if v.col == v.width {
+		v.col = 0 // the prompt filled its last row: the echo starts on the next one
+	}
 	if v.width < 10 || v.col < 0 || v.col >= v.width || v.height < 2 {
 		return build("")
 	}

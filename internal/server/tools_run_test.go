@@ -170,6 +170,11 @@ func TestRunWrapper(t *testing.T) {
 	if !strings.Contains(f, `set -l c 'echo \'a\\b\''\n'echo c';`) || !strings.Contains(f, `fish -c $argv[1]' $c;`) || !strings.HasSuffix(f, "$status;end") {
 		t.Errorf("fish wrapper %q", f)
 	}
+	// A prompt that filled its last row (tmux's cursor_x is then the
+	// width): the echo starts on the next row.
+	if w := runWrapper("sh", "ls", "abc", false, runView{80, 80, 24}); !strings.Contains(w, `\033[003A\033[0001G\033[J`) || len(w)%80 != 1 {
+		t.Errorf("prompt filling its row: %q", w)
+	}
 	// Always one line, padded so that its length is 1 more than a
 	// multiple of the width, erasing exactly the rows it covers.
 	for _, sh := range []string{"sh", "bash", "zsh", "fish"} {
