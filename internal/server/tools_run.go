@@ -78,7 +78,7 @@ var (
 	fishShells = map[string]bool{"fish": true}
 )
 
-var runStateFields = []string{"pane_id", "window_id", "session_id", "pane_current_command", "alternate_on", "pane_in_mode", "pane_dead", "pid", "start_time"}
+var runStateFields = []string{"pane_id", "window_id", "session_id", "pane_current_command", "alternate_on", "pane_in_mode", "pane_dead", "pid", "start_time", "cursor_x", "pane_width", "pane_height"}
 
 // markerOSC is the private OSC the wrapper prints around the command. tmux's
 // terminal ignores an unknown OSC, so it never shows on the screen, but it
@@ -193,6 +193,10 @@ func (g *runRegistry) get(owner Owner, id string) *runRecord {
 // pane for ever.
 var inputHoldMax = 5 * time.Second
 
+// promptWait bounds how long run_command waits for a prompt to be drawn
+// when the cursor sits at the start of a row.
+var promptWait = 300 * time.Millisecond
+
 // holdInput is called by every tool that types or pastes into a pane. While
 // a run_command there has typed its wrapper but the shell has not started
 // it (no start marker yet), keystrokes would land in the wrapper's line or
@@ -260,6 +264,20 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 		return RunCommandResult{}, err
 	}
 	pane := st["pane_id"]
+	// The cursor at the start of a row: the shell has probably not drawn
+	// its prompt yet (a command, run_command's own included, has just
+	// ended). Give it a moment, so that the wrapper knows where the prompt
+	// ends and the state is the shell's, not its child's.
+	for wait := time.Now().Add(promptWait); st["cursor_x"] == "0" && time.Now().Before(wait); {
+		select {
+		case <-ctx.Done():
+			return RunCommandResult{}, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+		if st, err = c.resolvePane(ctx, sock, PaneTarget{PaneID: &pane}, runStateFields); err != nil {
+			return RunCommandResult{}, err
+		}
+	}
 	reg := c.runs()
 	k := paneKey{sock, pane}
 	// A command still running from run_command is what the pane shows: say
@@ -279,7 +297,11 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 		return RunCommandResult{}, expectedf("pane %s is running %q, not a known shell (sh, bash, zsh, dash, ksh, fish...); run_command would type into it. Use send_keys for other programs.", pane, shell)
 	}
 	id := newRunID()
-	wrapper := runWrapper(shell, a.Command, id, a.SuppressHistory)
+	var view runView
+	view.col, _ = strconv.Atoi(st["cursor_x"])
+	view.width, _ = strconv.Atoi(st["pane_width"])
+	view.height, _ = strconv.Atoi(st["pane_height"])
+	wrapper := runWrapper(shell, a.Command, id, a.SuppressHistory, view)
 	rec := &runRecord{id: id, owner: OwnerFrom(ctx), pane: pane, sock: sock, done: make(chan struct{}), begun: make(chan struct{})}
 	// Hold the pane's input lock while registering and typing: input that
 	// another tool is writing finishes first, and input that comes later
@@ -340,64 +362,157 @@ func clearPromptLine(pane string) tmux.Command {
 	return tmux.Command{"send-keys", "-t", pane, "C-e", "C-u"}
 }
 
-// runWrapper builds what is typed: markers around the command, which runs
-// in a subshell (POSIX) or a child fish, so cd and export do not leak.
-func runWrapper(shell, command, id string, suppress bool) string {
+// runWrapper builds what is typed: one line, whatever the command, so
+// that the shell echoes it on consecutive rows with no continuation
+// prompts. The command never appears in it as shell syntax: it is a quoted
+// argument that a subshell evals (POSIX) or a child fish runs, so a
+// trailing comment or an unclosed quote in it cannot swallow the end
+// marker, cd and export do not leak, and nothing defined earlier in the
+// shell is needed (a fresh shell after exec bash or su works the same).
+//
+// The wrapper's first action is one printf that erases the rows the shell
+// echoed it on and prints the command there, as a person would have typed
+// it after the prompt, then the start marker: capture_pane and a person
+// watching see "$ echo hi", not the wrapper. v says where the prompt ended
+// and how wide the pane is (see runView).
+func runWrapper(shell, command, id string, suppress bool, v runView) string {
 	lead := ""
-	start := runMarker("S;" + id)
 	if suppress {
 		lead = " "
-		start = historyStart(shell, id)
 	}
-	end := fmt.Sprintf(`printf '\033]%s;E;%s;%%d\007'`, markerOSC, id)
-	if fishShells[shell] {
-		quoted := "'" + strings.ReplaceAll(strings.ReplaceAll(command, `\`, `\\`), `'`, `\'`) + "'"
-		// The child fish that runs the command sits under one with a
-		// SIGINT handler: on C-c the command dies, the middle fish exits
-		// normally with its status, and the shell goes on to the end
-		// marker (fish abandons the rest of a line whose job SIGINT killed).
-		return lead + start + "; fish -c " + fishIntGuard + " " + quoted + "; " + end + " $status"
+	end := fmt.Sprintf(`printf '\033]%s;E;%s;%%d\007' `, markerOSC, id)
+	// The command with a newline for each line break it has: a CR typed
+	// into a tty is a newline too.
+	command = strings.ReplaceAll(strings.ReplaceAll(strings.TrimRight(command, " \t\r\n"), "\r\n", "\n"), "\r", "\n")
+	build := func(erase string) string {
+		start := `\033]` + markerOSC + ";S;" + id
+		if fishShells[shell] {
+			if suppress {
+				start += ";1"
+			}
+			// The child fish that runs the command sits under one with a
+			// SIGINT handler: on C-c the command dies, the middle fish
+			// exits normally with its status, and the shell goes on to
+			// the end marker (fish abandons the rest of a line whose job
+			// SIGINT killed).
+			return lead + "begin;set -l c " + fishQuote(command) + ";printf '" + erase + `%s\n` + start + `\007' $c;fish -c ` +
+				fishIntGuard + " $c;" + end + "$status;end"
+		}
+		// The command runs in a subshell inside a subshell that traps
+		// SIGINT: on C-c the command dies as usual (the inner subshell has
+		// the default disposition), but the outer one exits normally with
+		// status 130, so the interactive shell does not abandon the rest
+		// of the line and the end marker is still printed, by the
+		// interactive shell once the subshells are gone (the pane's
+		// foreground is the shell again when the run ends). The command is
+		// the outer subshell's last positional parameter; the eval shifts
+		// ours away, so it sees no variable and no argument of ours.
+		pre, args, n := "", "", "1"
+		if suppress {
+			if h := historyCheck(shell, id); h != "" {
+				// The check's status travels as the first parameter.
+				pre, args, n, start = h+";", `$? `, "2", start+";%d"
+			}
+		}
+		var fmtArgs string
+		if n == "2" {
+			fmtArgs = `"$2" $(($1==0))`
+		} else {
+			fmtArgs = `"$1"`
+		}
+		return lead + pre + "(set -- " + args + shQuote(command) + ";printf '" + erase + `%s\n` + start + `\007' ` + fmtArgs +
+			`;trap : INT;(eval "shift ` + n + `;$` + n + `"));` + end + "$?"
 	}
-	// The command goes on lines of its own so that a trailing comment or
-	// an unterminated last line cannot swallow the end marker. It runs in
-	// a subshell inside a subshell that traps SIGINT: on C-c the command
-	// dies as usual (the inner subshell has the default disposition), but
-	// the outer one exits normally with status 130, so the interactive
-	// shell does not abandon the rest of the line and the end marker is
-	// still printed.
-	return lead + start + ";(trap : INT;(\n" + strings.TrimRight(command, " \t\r\n") + "\n));" + end + " $?"
+	if v.col == v.width {
+		v.col = 0 // the prompt filled its last row: the echo starts on the next one
+	}
+	if v.width < 10 || v.col < 0 || v.col >= v.width || v.height < 2 {
+		return build("")
+	}
+	// The echo covers rows from the prompt's row down; Enter leaves the
+	// cursor on the row below them. Trailing spaces make the line's length
+	// 1 more than a multiple of the width: then it covers the same number
+	// of rows whatever the prompt's length (a prompt not yet drawn, or
+	// text cleared from the line, cannot make the erase miss a row). The
+	// numbers have a fixed number of digits, so the length is known before
+	// them.
+	erase := func(rows int) string { return fmt.Sprintf(`\033[%03dA\033[%04dG\033[J`, rows, v.col+1) }
+	n := displayWidth(build(erase(0)))
+	want := 1
+	if v.col == v.width-1 {
+		want = 2 // never end exactly at the margin (readline adds a row there)
+	}
+	pad := ((want-n)%v.width + v.width) % v.width
+	rows := (v.col + n + pad + v.width - 1) / v.width
+	if rows >= v.height || rows > 999 {
+		return build("") // taller than the pane: the echo cannot be erased
+	}
+	return build(erase(rows)) + strings.Repeat(" ", pad)
 }
 
-func runMarker(payload string) string {
-	return fmt.Sprintf(`printf '\033]%s;%s\007'`, markerOSC, payload)
+// runView is what the wrapper needs to know to erase its own echo: the
+// cursor's column when it is typed (where the prompt ends) and the pane's
+// size. A zero width turns the erase off.
+type runView struct{ col, width, height int }
+
+// displayWidth is the number of cells a line editor takes to echo s: one
+// per character, two for a control character (shown as ^X).
+func displayWidth(s string) int {
+	n := 0
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			n += 2
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
-// historyStart is the start marker of a run that keeps out of history; it
-// reports whether that worked (";1") or not (";0"), and does the work where
-// the shell allows it without touching the user's settings. A shell adds a
-// line to its history when it reads it, before running it, so settings
-// changed by the line itself come too late for it:
+// shQuote quotes s for a POSIX shell on one line: a line of its own for
+// each of its lines, joined back by printf in a command substitution.
+func shQuote(s string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = "'" + strings.ReplaceAll(l, "'", `'\''`) + "'"
+	}
+	if len(lines) == 1 {
+		return lines[0]
+	}
+	return `"$(printf '%s\n' ` + strings.Join(lines, " ") + `)"`
+}
+
+// fishQuote quotes s for fish on one line: single-quoted pieces joined by
+// \n, fish's escape for a newline outside quotes.
+func fishQuote(s string) string {
+	parts := strings.Split(s, "\n")
+	for i, p := range parts {
+		parts[i] = "'" + strings.ReplaceAll(strings.ReplaceAll(p, `\`, `\\`), `'`, `\'`) + "'"
+	}
+	return strings.Join(parts, `\n`)
+}
+
+// historyCheck is what a run that keeps out of history runs first, in the
+// interactive shell itself; its exit status says whether the line stayed
+// out of the history (0) or not, and the start marker reports it (";1" or
+// ";0"). A shell adds a line to its history when it reads it, before
+// running it, so settings changed by the line itself come too late for it:
 //   - bash honours the leading space only with HISTCONTROL=ignorespace, so
 //     the wrapper deletes its own entry (history -d -1, bash >= 5.0) when it
-//     is the newest one. With cmdhist off the line is split into several
-//     entries: then the newest holds only the end marker, and it reports 0.
+//     is the newest one.
 //   - zsh honours the leading space only with HIST_IGNORE_SPACE and cannot
-//     delete an entry: it reports whether the option is set.
-//   - fish never records a line that starts with a space.
+//     delete an entry: the check is whether the option is set.
 //
-// Other shells (sh, dash, ksh...) get the leading space and plain marker.
-func historyStart(shell, id string) string {
-	yes, no := runMarker("S;"+id+";1"), runMarker("S;"+id+";0")
-	switch {
-	case shell == "bash":
-		return "case $(builtin history 1) in *" + markerOSC + "?S?" + id + "*) builtin history -d -1 2>/dev/null&&" + yes + "||" + no +
-			";; *" + markerOSC + "?E?" + id + "*) " + no + ";; *) " + yes + ";; esac"
-	case shell == "zsh":
-		return "[[ -o histignorespace ]]&&" + yes + "||" + no
-	case fishShells[shell]:
-		return yes
+// fish never records a line that starts with a space. Other shells (sh,
+// dash, ksh...) get the leading space and the plain marker: "".
+func historyCheck(shell, id string) string {
+	switch shell {
+	case "bash":
+		return "case $(builtin history 1) in *" + markerOSC + "?S?" + id + "*) builtin history -d -1 2>/dev/null;; esac"
+	case "zsh":
+		return "[[ -o histignorespace ]]"
 	}
-	return runMarker("S;" + id)
+	return ""
 }
 
 // fishIntGuard is the middle fish's script: a no-op SIGINT handler, then

@@ -154,20 +154,47 @@ func TestRunCommandRefusesAlternateScreen(t *testing.T) {
 }
 
 func TestRunWrapper(t *testing.T) {
-	w := runWrapper("sh", "ls", "abc", true)
-	if !strings.HasPrefix(w, " printf") || !strings.Contains(w, "(\nls\n))") || !strings.HasSuffix(w, "$?") {
+	w := runWrapper("sh", "ls # note", "abc", true, runView{})
+	if !strings.HasPrefix(w, " (set -- 'ls # note';printf") || !strings.Contains(w, `(eval "shift 1;$1")`) || !strings.HasSuffix(w, "$?") {
 		t.Errorf("posix wrapper %q", w)
 	}
-	b := runWrapper("bash", "ls", "abc", true)
-	if !strings.HasPrefix(b, " case $(builtin history 1) in") || !strings.Contains(b, "builtin history -d -1") || !strings.Contains(b, "(\nls\n))") {
+	b := runWrapper("bash", "echo it's", "abc", true, runView{})
+	if !strings.HasPrefix(b, " case $(builtin history 1) in") || !strings.Contains(b, "builtin history -d -1") ||
+		!strings.Contains(b, `(set -- $? 'echo it'\''s';`) || !strings.Contains(b, `(eval "shift 2;$2")`) {
 		t.Errorf("bash wrapper %q", b)
 	}
-	if p := runWrapper("bash", "ls", "abc", false); !strings.HasPrefix(p, "printf") || strings.Contains(p, "history") {
+	if p := runWrapper("bash", "ls", "abc", false, runView{}); !strings.HasPrefix(p, "(set -- 'ls'") || strings.Contains(p, "history") {
 		t.Errorf("bash wrapper without suppression %q", p)
 	}
-	f := runWrapper("fish", `echo 'a\b'`, "abc", false)
-	if !strings.Contains(f, `fish -c $argv[1]' 'echo \'a\\b\''`) || !strings.HasSuffix(f, "$status") {
+	f := runWrapper("fish", "echo 'a\\b'\necho c", "abc", false, runView{})
+	if !strings.Contains(f, `set -l c 'echo \'a\\b\''\n'echo c';`) || !strings.Contains(f, `fish -c $argv[1]' $c;`) || !strings.HasSuffix(f, "$status;end") {
 		t.Errorf("fish wrapper %q", f)
+	}
+	// A prompt that filled its last row (tmux's cursor_x is then the
+	// width): the echo starts on the next row.
+	if w := runWrapper("sh", "ls", "abc", false, runView{80, 80, 24}); !strings.Contains(w, `\033[003A\033[0001G\033[J`) || len(w)%80 != 1 {
+		t.Errorf("prompt filling its row: %q", w)
+	}
+	// Always one line, padded so that its length is 1 more than a
+	// multiple of the width, erasing exactly the rows it covers.
+	for _, sh := range []string{"sh", "bash", "zsh", "fish"} {
+		for _, v := range []runView{{0, 80, 24}, {2, 80, 24}, {79, 80, 24}, {30, 40, 50}} {
+			w := runWrapper(sh, "echo one\r\necho two\rthree", "abc", true, v)
+			if strings.ContainsAny(w, "\r\n") {
+				t.Errorf("%s %v: more than one line: %q", sh, v, w)
+			}
+			want := 1
+			if v.col == v.width-1 {
+				want = 2
+			}
+			if len(w)%v.width != want {
+				t.Errorf("%s %v: length %d", sh, v, len(w))
+			}
+			rows := (v.col + len(w) + v.width - 1) / v.width
+			if !strings.Contains(w, fmt.Sprintf(`\033[%03dA\033[%04dG\033[J`, rows, v.col+1)) {
+				t.Errorf("%s %v: does not erase %d rows: %q", sh, v, rows, w)
+			}
+		}
 	}
 }
 
@@ -536,14 +563,14 @@ func TestRunCommandSuppressHistory(t *testing.T) {
 		{"bash with ignorespace", "bash", func(dir string) []string {
 			return []string{"env", "HISTCONTROL=ignorespace", "HISTFILE=" + dir + "/hist", "HISTSIZE=100", "HISTFILESIZE=100", "PS1=$ ", "bash", "--norc", "--noprofile"}
 		}, func(dir string) string { return dir + "/hist" }, true},
-		// With cmdhist off the wrapper's lines are separate entries and the
-		// command's own line cannot be told apart: reported, not hidden.
+		// With cmdhist off each typed line is an entry of its own; the
+		// wrapper is one line, so its entry is deleted like any other.
 		{"bash with cmdhist off", "bash", func(dir string) []string {
 			if err := os.WriteFile(dir+"/rc", []byte("shopt -u cmdhist\n"), 0o600); err != nil {
 				t.Fatal(err)
 			}
 			return []string{"env", "-u", "HISTCONTROL", "HISTFILE=" + dir + "/hist", "HISTSIZE=100", "HISTFILESIZE=100", "PS1=$ ", "bash", "--noprofile", "--rcfile", dir + "/rc"}
-		}, func(dir string) string { return dir + "/hist" }, false},
+		}, func(dir string) string { return dir + "/hist" }, true},
 		{"zsh with HIST_IGNORE_SPACE", "zsh", func(dir string) []string {
 			return []string{"env", "ZDOTDIR=" + zshrc(dir, "setopt HIST_IGNORE_SPACE\n"), "zsh", "-d"}
 		}, func(dir string) string { return dir + "/hist" }, true},
@@ -634,4 +661,161 @@ func TestRunCancelledCallerAbandoned(t *testing.T) {
 	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
 		return e.srv.watch.Subscriptions() == 0 && e.srv.runs().inFlight(paneKey{tmux.Socket{Name: e.srv.cfg.SocketName}, "%0"}) == nil
 	})
+}
+
+// Issue 10 item 11: after run_command "echo hi" the pane shows what a
+// person typing it would see: the prompt with the command, its output, the
+// next prompt. None of the wrapper, in any shell, whatever the width.
+func TestRunCommandPaneShowsOnlyTheCommand(t *testing.T) {
+	t.Parallel()
+	fish, _ := exec.LookPath("fish")
+	shells := []struct {
+		name, bin string
+		argv      func(dir string) []string
+	}{
+		{"sh", "sh", func(string) []string { return []string{"env", "PS1=$ ", "sh"} }},
+		{"bash", "bash", func(string) []string { return []string{"env", "PS1=$ ", "bash", "--norc", "--noprofile"} }},
+		{"zsh", "zsh", func(dir string) []string { return []string{"env", "ZDOTDIR=" + dir, "PS1=%% ", "zsh", "-f"} }},
+		{"fish", "fish", func(dir string) []string {
+			return []string{"env", "HOME=" + dir, "fish_greeting=", fish, "--no-config", "-C", "function fish_prompt; echo -n '> '; end"}
+		}},
+	}
+	for _, sh := range shells {
+		for _, width := range []int{80, 33} {
+			t.Run(fmt.Sprintf("%s/%d", sh.name, width), func(t *testing.T) {
+				if _, err := exec.LookPath(sh.bin); err != nil {
+					t.Skipf("%s is not installed (CI installs it)", sh.bin)
+				}
+				t.Parallel()
+				e := newEnv(t)
+				e.tmux.MustRun("resize-window", "-t", "%0", "-x", fmt.Sprint(width), "-y", "24")
+				e.tmux.MustRun(append([]string{"respawn-pane", "-k", "-t", "%0"}, sh.argv(t.TempDir())...)...)
+				tmuxtest.WaitFor(t, 10*time.Second, func() bool {
+					out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{pane_current_command}")
+					screen, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
+					return out == sh.bin && strings.TrimSpace(screen) != ""
+				})
+				for _, suppress := range []bool{true, false} {
+					var r RunCommandResult
+					e.ok("run_command", map[string]any{"pane_id": "%0", "command": "echo hi", "timeout": 15, "suppress_history": suppress}, &r)
+					if r.ExitStatus == nil || *r.ExitStatus != 0 || strings.Join(r.Output, "|") != "hi" {
+						t.Fatalf("%+v; the pane shows:\n%s", r, e.tmux.MustRun("capture-pane", "-p", "-J", "-t", "%0"))
+					}
+				}
+				var screen string
+				deadline := time.Now().Add(5 * time.Second)
+				for { // the next prompt is drawn
+					screen = e.tmux.MustRun("capture-pane", "-p", "-J", "-t", "%0")
+					if strings.Count(screen, "\nhi\n") == 2 || time.Now().After(deadline) {
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				if strings.Contains(screen, markerOSC) || strings.Contains(screen, "printf") || strings.Count(screen, "echo hi") != 2 {
+					t.Errorf("the pane shows:\n%s", screen)
+				}
+				for _, l := range strings.Split(screen, "\n") {
+					if strings.Contains(l, "echo hi") && !strings.HasSuffix(strings.TrimRight(l, " "), " echo hi") {
+						t.Errorf("command row %q, want the prompt then the command; the pane shows:\n%s", l, screen)
+					}
+				}
+				// At the bottom of a full screen, the echo scrolls it; a
+				// command longer than the width wraps.
+				long := "echo " + strings.Repeat("z", 70) + "-$((6*7))"
+				if sh.bin == "fish" {
+					long = "echo " + strings.Repeat("z", 70) + "-(math 6 '*' 7)"
+				}
+				var r RunCommandResult
+				e.ok("run_command", map[string]any{"pane_id": "%0", "command": "seq 1 30", "timeout": 15}, &r)
+				e.ok("run_command", map[string]any{"pane_id": "%0", "command": long, "timeout": 15}, &r)
+				if r.ExitStatus == nil || *r.ExitStatus != 0 || strings.Join(r.Output, "|") != strings.Repeat("z", 70)+"-42" {
+					t.Fatalf("%+v", r)
+				}
+				deadline = time.Now().Add(5 * time.Second)
+				for {
+					screen = e.tmux.MustRun("capture-pane", "-p", "-J", "-t", "%0")
+					if strings.Contains(screen, "z-42\n") || time.Now().After(deadline) {
+						break
+					}
+					time.Sleep(20 * time.Millisecond)
+				}
+				if strings.Contains(screen, markerOSC) || strings.Contains(screen, "printf") || strings.Count(screen, long) != 1 || !strings.Contains(screen, "\n30\n") {
+					t.Errorf("the pane shows:\n%s", screen)
+				}
+			})
+		}
+	}
+}
+
+// Issue 10 item 11: the command is data to the wrapper, never its syntax:
+// an unclosed quote fails as a syntax error and the run still ends; a
+// lookalike end marker printed by the command does not end the run; and a
+// fresh shell with nothing of ours defined (exec) runs the next command
+// with its own status.
+func TestRunCommandCannotBreakTheWrapper(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	var r RunCommandResult
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": "echo 'open", "timeout": 5}, &r)
+	if r.TimedOut || r.ExitStatus == nil || *r.ExitStatus == 0 {
+		t.Errorf("unclosed quote: %+v", r)
+	}
+	e.ok("run_command", map[string]any{"pane_id": "%0", "command": `printf '\033]7799;E;x;0\007'; echo after; exit 5 # "`, "timeout": 5}, &r)
+	if r.TimedOut || r.ExitStatus == nil || *r.ExitStatus != 5 || strings.Join(r.Output, "|") != "after" {
+		t.Errorf("forged end marker: %+v", r)
+	}
+	for _, sh := range []string{"bash --norc --noprofile", "sh"} {
+		typeKeys(e, "%0", "exec "+sh)
+		tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+			out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{pane_current_command}")
+			return out == strings.Fields(sh)[0]
+		})
+		e.ok("run_command", map[string]any{"pane_id": "%0", "command": "echo fresh; (exit 6)", "timeout": 5}, &r)
+		if r.TimedOut || r.ExitStatus == nil || *r.ExitStatus != 6 || strings.Join(r.Output, "|") != "fresh" {
+			t.Errorf("after exec %s: %+v", sh, r)
+		}
+	}
+}
+
+// C-c stops the command and the run still ends in bash and zsh too (sh and
+// fish are covered above): the outer subshell's trap keeps the shell from
+// abandoning the end marker.
+func TestRunCommandCtrlCInBashAndZsh(t *testing.T) {
+	t.Parallel()
+	for _, sh := range []struct {
+		bin  string
+		argv []string
+	}{
+		{"bash", []string{"env", "PS1=$ ", "bash", "--norc", "--noprofile"}},
+		{"zsh", []string{"env", "PS1=%% ", "zsh", "-f"}},
+	} {
+		t.Run(sh.bin, func(t *testing.T) {
+			if _, err := exec.LookPath(sh.bin); err != nil {
+				t.Skipf("%s is not installed (CI installs it)", sh.bin)
+			}
+			t.Parallel()
+			e := newEnv(t)
+			e.tmux.MustRun(append([]string{"respawn-pane", "-k", "-t", "%0"}, sh.argv...)...)
+			tmuxtest.WaitFor(t, 10*time.Second, func() bool {
+				out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{pane_current_command}")
+				screen, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
+				return out == sh.bin && strings.TrimSpace(screen) != ""
+			})
+			var r RunCommandResult
+			e.ok("run_command", map[string]any{"pane_id": "%0", "command": "echo started; sleep 30", "timeout": 0.5}, &r)
+			if r.RunID == nil || strings.Join(r.Output, "|") != "started" {
+				t.Fatalf("%+v", r)
+			}
+			e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "C-c", "enter": false}, nil)
+			var r2 RunCommandResult
+			e.ok("wait_for_run", map[string]any{"run_id": *r.RunID, "timeout": 10}, &r2)
+			if r2.TimedOut || r2.ExitStatus == nil || *r2.ExitStatus == 0 {
+				t.Fatalf("after C-c: %+v", r2)
+			}
+			e.ok("run_command", map[string]any{"pane_id": "%0", "command": "echo next", "timeout": 10}, &r)
+			if r.ExitStatus == nil || *r.ExitStatus != 0 || strings.Join(r.Output, "|") != "next" {
+				t.Errorf("%+v", r)
+			}
+		})
+	}
 }
