@@ -45,7 +45,7 @@ type RunCommandResult struct {
 	OutputTruncatedLines int      `json:"output_truncated_lines" desc:"Lines dropped from the head."`
 	EffectiveTimeout     float64  `json:"effective_timeout" desc:"The timeout actually enforced, after the ceiling."`
 	RunID                *string  `json:"run_id" desc:"Handle for wait_for_run when timed_out is true. Addition of tmux-mcp."`
-	HistorySuppressed    *bool    `json:"history_suppressed" desc:"With suppress_history: true when the shell kept the command out of its history (bash: the wrapper deletes its own entry; zsh: HIST_IGNORE_SPACE is set; fish), false when it recorded it (zsh without HIST_IGNORE_SPACE, bash with cmdhist off). null when suppress_history was false or the shell cannot tell (sh, dash, ksh: only the leading space is applied). Addition of tmux-mcp."`
+	HistorySuppressed    *bool    `json:"history_suppressed" desc:"With suppress_history: true when the shell kept the command out of its history (bash: the wrapper deletes its own entry; zsh: HIST_IGNORE_SPACE is set; fish), false when it recorded it (zsh without HIST_IGNORE_SPACE; bash older than 5.0, which cannot delete the newest entry). null when suppress_history was false or the shell cannot tell (sh, dash, ksh: only the leading space is applied). Addition of tmux-mcp."`
 }
 
 func runTools() []*Tool {
