@@ -379,7 +379,6 @@ var knownDifferences = []knownDifference{
 	{"kill_server again", "isError", "kill-server-absent"},
 	{"list_sessions after kill_server", "text", "empty-list-text"},
 	{"*", "structured", "pending:item 6 (structuredContent {result} for string tools)"},
-	{"*", "error_type", "pending:item 12 (error_type names differ: session/window not found TmuxObjectDoesNotExist vs ObjectDoesNotExist, InvalidOption, OptionError, JSONDecodeError, re error, TimeoutError vs ExpectedToolError/LibTmuxException; errors.go)"},
 }
 
 // stringTools answer with a string; item 6 concerns their structured copy.
@@ -392,9 +391,6 @@ func (k knownDifference) matches(c refCase, df difference) bool {
 	case k.call == "*":
 		if strings.HasPrefix(k.key, "pending:item 6") {
 			return stringTools[c.tool] && df.Path == "structured"
-		}
-		if strings.HasPrefix(k.key, "pending:item 12 (error_type") {
-			return df.Path == "error_type"
 		}
 		return false
 	case strings.HasPrefix(k.call, "kind:"):

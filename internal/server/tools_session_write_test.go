@@ -276,8 +276,8 @@ func TestRenameSession(t *testing.T) {
 		{"dollar", swObj{"session_name": "alpha", "new_name": "$1"}, "must not contain", "ExpectedToolError"},
 		{"empty", swObj{"session_name": "alpha", "new_name": ""}, "must not be empty", "ExpectedToolError"},
 		{"duplicate", swObj{"session_name": "alpha", "new_name": "psi"}, "already exists", "TmuxSessionExists"},
-		{"unknown name", swObj{"session_name": "nope", "new_name": "q"}, "Session not found: nope", "ObjectDoesNotExist"},
-		{"unknown id", swObj{"session_id": "$99", "new_name": "q"}, "Session not found: $99", "ObjectDoesNotExist"},
+		{"unknown name", swObj{"session_name": "nope", "new_name": "q"}, "Session not found: nope", "TmuxObjectDoesNotExist"},
+		{"unknown id", swObj{"session_id": "$99", "new_name": "q"}, "Session not found: $99", "TmuxObjectDoesNotExist"},
 		{"bad id", swObj{"session_id": "99", "new_name": "q"}, "malformed", "ExpectedToolError"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
