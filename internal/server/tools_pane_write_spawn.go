@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
@@ -163,7 +165,11 @@ func paneSpawnTools() []*Tool {
 			if err != nil {
 				return PaneInfo{}, err
 			}
-			return c.pwParsePane(outs[0], target)
+			p, err := c.pwParsePane(outs[0], target)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			return c.pwStarted(ctx, sock, p), nil
 		}),
 		define(Tool{
 			Name: "respawn_pane", Title: "Respawn Pane", Toolset: "pane", Tier: config.Mutating, Preset: BSE,
@@ -187,7 +193,11 @@ func paneSpawnTools() []*Tool {
 				cmd = append(cmd, "-k")
 			}
 			cmd = append(append(append(cmd, flags...), "-t", id), tail...)
-			return c.pwActRead(ctx, sock, id, cmd)
+			p, err := c.pwActRead(ctx, sock, id, cmd)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			return c.pwStarted(ctx, sock, p), nil
 		}),
 		define(Tool{
 			Name: "kill_pane", Title: "Kill Pane", Toolset: "pane", Tier: config.Destructive, Preset: DES,
@@ -208,4 +218,53 @@ func paneSpawnTools() []*Tool {
 			return Text("Pane killed: " + id), nil
 		}),
 	}
+}
+
+// pwStartDelays are the waits before re-reading a pane whose new process
+// had not started when tmux answered the spawn (see pwStarted): the first
+// is usually enough, the later ones cover a loaded machine; the whole
+// schedule is under a tenth of a second and costs nothing when the first
+// read already saw the program.
+var pwStartDelays = []time.Duration{5 * time.Millisecond, 20 * time.Millisecond, 60 * time.Millisecond}
+
+// pwStarted returns p as read again once the program split-window or
+// respawn-pane started in it is running. tmux answers those commands right
+// after forking: until the child has made the pane's terminal its own and
+// exec'd the program, pane_current_path is empty and pane_current_command
+// is tmux's own name (the forked copy of the server). The reference reads
+// the pane in a separate tmux invocation a few milliseconds later, so it
+// mostly sees the program; ours reads in the same round trip and re-reads
+// only a pane in that state. If the program is still not running after the
+// last re-read, p is returned as tmux reports it.
+func (c *Call) pwStarted(ctx context.Context, sock tmux.Socket, p PaneInfo) PaneInfo {
+	for _, d := range pwStartDelays {
+		if !c.pwStarting(p) {
+			return p
+		}
+		select {
+		case <-ctx.Done():
+			return p
+		case <-time.After(d):
+		}
+		outs, err := c.tmux.Run(ctx, sock, pwReadCmd(p.PaneID))
+		if err != nil {
+			return p
+		}
+		q, err := c.pwParsePane(outs[0], p.PaneID)
+		if err != nil {
+			return p
+		}
+		p = q
+	}
+	return p
+}
+
+// pwStarting reports a pane whose spawned process has not exec'd yet: no
+// current path, or tmux's own name as the current command.
+func (c *Call) pwStarting(p PaneInfo) bool {
+	if p.PaneCurrentPath == nil || *p.PaneCurrentPath == "" || p.PaneCurrentCommand == nil {
+		return true
+	}
+	cmd := *p.PaneCurrentCommand
+	return cmd == "tmux" || (c.cfg.TmuxBin != "" && cmd == filepath.Base(c.cfg.TmuxBin))
 }
