@@ -374,8 +374,6 @@ var knownDifferences = []knownDifference{
 	// Open items of issue 10, owned by other branches or not done yet.
 	{"wait_for_text", "tail", "pending:item 5 (wait_for_text tail keeps trailing spaces; other branch)"},
 	{"capture_pane after run_command", "", "pending:item 11 (what the pane shows after run_command; other branch)"},
-	{"respawn_pane", "pane_current_", "pending:item 12 (timing-dependent: respawn_pane reads pane_current_path before the new shell starts: null; tools_pane_write_spawn.go, outside this branch)"},
-	{"split_window", "pane_current_", "pending:item 12 (timing-dependent: split_window reads pane_current_path/command before the new shell starts: null and \"tmux\"; tools_pane_write_spawn.go, outside this branch)"},
 	{"kill_server again", "isError", "kill-server-absent"},
 	{"list_sessions after kill_server", "text", "empty-list-text"},
 	{"*", "structured", "pending:item 6 (structuredContent {result} for string tools)"},

@@ -182,13 +182,18 @@ func isInvalidOption(err error) bool {
 // becomes the NotFoundError naming it; any other tmux answer is typed as
 // libtmux's handle_option_error types it (InvalidOption for an unknown
 // name, OptionError for a value tmux refuses, ...), and an unknown name
-// is said in our words.
+// is said in our words. tmux's answers that any command can give (no
+// server, an ambiguous target) keep the types toToolError gives them.
 func optionError(err error, what, name, kind, target string) error {
 	var ce *tmux.CommandError
 	if tmuxNotFound(err) || !errors.As(err, &ce) {
 		return notFoundAs(err, kind, target)
 	}
-	te := &ToolError{Msg: "tmux error: " + ce.Error(), Type: optionErrorType(ce.Stderr), Expected: true, Err: err}
+	typ := optionErrorType(ce.Stderr)
+	if typ == "OptionError" && ce.Kind != nil {
+		return err // no server, an ambiguous target: typed as for every tool
+	}
+	te := &ToolError{Msg: "tmux error: " + ce.Error(), Type: typ, Expected: true, Err: err}
 	if isInvalidOption(err) {
 		te.Msg = fmt.Sprintf("unknown tmux %s %q", what, name)
 	}

@@ -325,7 +325,7 @@ func TestSearchPanesErrors(t *testing.T) {
 		wantText string
 		wantType string
 	}{
-		{"invalid regex", e, map[string]any{"pattern": "(", "regex": true}, "Invalid regex pattern", "ExpectedToolError"},
+		{"invalid regex", e, map[string]any{"pattern": "(", "regex": true}, "Invalid regex pattern", "error"},
 		{"per-pane cap 0", e, map[string]any{"pattern": "x", "max_matched_lines_per_pane": 0}, "max_matched_lines_per_pane must be a positive", "ExpectedToolError"},
 		{"limit 0", e, map[string]any{"pattern": "x", "limit": 0}, "limit must be a positive", "ExpectedToolError"},
 		{"limit -1", e, map[string]any{"pattern": "x", "limit": -1}, "limit must be a positive", "ExpectedToolError"},
