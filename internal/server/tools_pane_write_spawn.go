@@ -221,26 +221,30 @@ func paneSpawnTools() []*Tool {
 }
 
 // pwStartDelays are the waits before re-reading a pane whose new process
-// had not started when tmux answered the spawn (see pwStarted): the first
-// is usually enough, the later ones cover a loaded machine; the whole
-// schedule is under a tenth of a second and costs nothing when the first
+// had not started when tmux answered the spawn (see pwStarted). The whole
+// schedule is under a tenth of a second, and costs nothing when the first
 // read already saw the program.
-var pwStartDelays = []time.Duration{5 * time.Millisecond, 20 * time.Millisecond, 60 * time.Millisecond}
+var pwStartDelays = []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond}
 
 // pwStarted returns p as read again once the program split-window or
 // respawn-pane started in it is running. tmux answers those commands right
-// after forking: until the child has made the pane's terminal its own and
-// exec'd the program, pane_current_path is empty and pane_current_command
-// is tmux's own name (the forked copy of the server). The reference reads
-// the pane in a separate tmux invocation a few milliseconds later, so it
-// mostly sees the program; ours reads in the same round trip and re-reads
-// only a pane in that state. If the program is still not running after the
-// last re-read, p is returned as tmux reports it.
+// after forking: until the child has made the pane's terminal its own,
+// changed to its directory and exec'd the program, pane_current_path is
+// empty or tmux's own directory and pane_current_command is tmux's own name
+// (the forked copy of the server). tmux reads the two fields one after the
+// other, so a read taken while the child moves on can also mix the states
+// (the program's name with tmux's directory). The reference reads the pane
+// in a separate tmux invocation a few milliseconds later, so it mostly sees
+// the program; ours reads in the same round trip, and when that read shows
+// the child still starting, re-reads until two reads in a row agree on a
+// started program (or the schedule ends: then the last read is returned as
+// tmux reports it).
 func (c *Call) pwStarted(ctx context.Context, sock tmux.Socket, p PaneInfo) PaneInfo {
+	if !c.pwStarting(p) {
+		return p
+	}
+	var prev *PaneInfo
 	for _, d := range pwStartDelays {
-		if !c.pwStarting(p) {
-			return p
-		}
 		select {
 		case <-ctx.Done():
 			return p
@@ -254,10 +258,16 @@ func (c *Call) pwStarted(ctx context.Context, sock tmux.Socket, p PaneInfo) Pane
 		if err != nil {
 			return p
 		}
-		p = q
+		if !c.pwStarting(q) && prev != nil && samePtr(prev.PaneCurrentPath, q.PaneCurrentPath) &&
+			samePtr(prev.PaneCurrentCommand, q.PaneCurrentCommand) {
+			return q
+		}
+		p, prev = q, &q
 	}
 	return p
 }
+
+func samePtr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
 
 // pwStarting reports a pane whose spawned process has not exec'd yet: no
 // current path, or tmux's own name as the current command.
