@@ -130,7 +130,16 @@ func toToolError(err error) *ToolError {
 		return te
 	}
 	var nf *tmux.NotFoundError
+	var bad *tmux.BadIDError
 	switch {
+	case errors.As(err, &bad):
+		// The reference checks no id's form: it looks the id up, finds
+		// nothing and says so; ours says why nothing can match.
+		typ := typeObjectNotFound
+		if bad.Kind == "pane" {
+			typ = typePaneNotFound
+		}
+		return &ToolError{Msg: err.Error(), Type: typ, Expected: true, Suggestion: hint[bad.Kind], Err: err}
 	case errors.As(err, &nf):
 		typ := typeObjectNotFound
 		switch nf.What {

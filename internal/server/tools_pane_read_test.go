@@ -59,8 +59,8 @@ func TestGetPaneInfoErrors(t *testing.T) {
 		wantType string
 	}{
 		{"unknown pane", map[string]any{"pane_id": "%999"}, "Pane not found: %999", "PaneNotFound"},
-		{"malformed pane id", map[string]any{"pane_id": "1"}, "malformed tmux id", "ExpectedToolError"},
-		{"pane id injection", map[string]any{"pane_id": "%1;kill-server"}, "malformed tmux id", "ExpectedToolError"},
+		{"malformed pane id", map[string]any{"pane_id": "1"}, "malformed tmux id", "PaneNotFound"},
+		{"pane id injection", map[string]any{"pane_id": "%1;kill-server"}, "malformed tmux id", "PaneNotFound"},
 		{"unknown session", map[string]any{"session_name": "nope"}, "Session not found: nope", "TmuxObjectDoesNotExist"},
 		{"session name with colon", map[string]any{"session_name": "a:b"}, "cannot contain", "TmuxObjectDoesNotExist"},
 		{"unknown session id", map[string]any{"session_id": "$42"}, "Session not found: $42", "TmuxObjectDoesNotExist"},

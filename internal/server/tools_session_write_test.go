@@ -278,7 +278,7 @@ func TestRenameSession(t *testing.T) {
 		{"duplicate", swObj{"session_name": "alpha", "new_name": "psi"}, "already exists", "TmuxSessionExists"},
 		{"unknown name", swObj{"session_name": "nope", "new_name": "q"}, "Session not found: nope", "TmuxObjectDoesNotExist"},
 		{"unknown id", swObj{"session_id": "$99", "new_name": "q"}, "Session not found: $99", "TmuxObjectDoesNotExist"},
-		{"bad id", swObj{"session_id": "99", "new_name": "q"}, "malformed", "ExpectedToolError"},
+		{"bad id", swObj{"session_id": "99", "new_name": "q"}, "malformed", "TmuxObjectDoesNotExist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg, meta := e.fail("rename_session", tc.args)
