@@ -2,8 +2,11 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"regexp/syntax"
+	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -24,10 +27,91 @@ type ToolError struct {
 func (e *ToolError) Error() string { return e.Msg }
 func (e *ToolError) Unwrap() error { return e.Err }
 
+// The error_type names the reference (libtmux-mcp) reports, for the
+// failures ours reports the same way. The reference names the Python class
+// of the exception a tool error was raised from (`raise ExpectedToolError(msg)
+// from e` reports type(e).__name__), else the tool error's own class; a
+// client written against it branches on these names, so ours uses them too.
+const (
+	// typeExpected: bad input found by the tool itself, with no cause.
+	typeExpected = "ExpectedToolError"
+	// typeObjectNotFound: libtmux's TmuxObjectDoesNotExist, which the
+	// reference raises for a missing session or window (by name, id or
+	// index); a missing pane is PaneNotFound.
+	typeObjectNotFound = "TmuxObjectDoesNotExist"
+	typePaneNotFound   = "PaneNotFound"
+	// typeBadSessionName: libtmux refuses a session name that is empty or
+	// holds '.' or ':' before tmux sees it.
+	typeBadSessionName = "BadSessionName"
+	// typeRegex: Python's re.error, raised for a pattern that does not
+	// compile (search_panes, wait_for_text, a regex filter).
+	typeRegex = "error"
+	// typeJSON: json.JSONDecodeError, for a JSON-string argument (filters)
+	// that is not JSON at all.
+	typeJSON = "JSONDecodeError"
+	// typeTimeout: asyncio's TimeoutError, for wait_for_channel's wait
+	// running out.
+	typeTimeout = "TimeoutError"
+)
+
 // expectedf builds an expected error: the agent asked for something that
-// cannot be done as asked.
+// cannot be done as asked. An error among args that the reference would
+// have chained as the cause (a regular expression or JSON that does not
+// parse) gives the error its type, as the reference's `from e` does.
 func expectedf(format string, args ...any) *ToolError {
-	return &ToolError{Msg: fmt.Sprintf(format, args...), Type: "ExpectedToolError", Expected: true}
+	te := &ToolError{Msg: fmt.Sprintf(format, args...), Type: typeExpected, Expected: true}
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			if typ := causeType(err); typ != "" {
+				te.Type, te.Err = typ, err
+				break
+			}
+		}
+	}
+	return te
+}
+
+// causedBy gives te the type of its cause err where the reference names
+// that cause (see causeType), and keeps err for errors.Is/As either way.
+func causedBy(te *ToolError, err error) *ToolError {
+	if err == nil {
+		return te
+	}
+	if typ := causeType(err); typ != "" {
+		te.Type = typ
+	}
+	te.Err = err
+	return te
+}
+
+// causeType is the reference's error_type for an expected error chained to
+// err: the Python exception class that plays err's part there, or "" when
+// the reference raises that error without a cause.
+func causeType(err error) string {
+	var re *syntax.Error
+	var je *json.SyntaxError
+	switch {
+	case errors.As(err, &re):
+		return typeRegex
+	case errors.As(err, &je):
+		return typeJSON
+	}
+	return ""
+}
+
+// optionErrorType is libtmux's handle_option_error: the class it raises for
+// tmux's answer to an option or hook command, chosen by what the message
+// says, OptionError when it says none of these.
+func optionErrorType(stderr string) string {
+	switch {
+	case strings.Contains(stderr, "unknown option"):
+		return "UnknownOption"
+	case strings.Contains(stderr, "invalid option"):
+		return "InvalidOption"
+	case strings.Contains(stderr, "ambiguous option"):
+		return "AmbiguousOption"
+	}
+	return "OptionError"
 }
 
 // hint is the discovery tool that lists valid targets of each kind.
@@ -46,28 +130,42 @@ func toToolError(err error) *ToolError {
 		return te
 	}
 	var nf *tmux.NotFoundError
+	var bad *tmux.BadIDError
 	switch {
+	case errors.As(err, &bad):
+		// The reference checks no id's form: it looks the id up, finds
+		// nothing and says so; ours says why nothing can match.
+		typ := typeObjectNotFound
+		if bad.Kind == "pane" {
+			typ = typePaneNotFound
+		}
+		return &ToolError{Msg: err.Error(), Type: typ, Expected: true, Suggestion: hint[bad.Kind], Err: err}
 	case errors.As(err, &nf):
-		typ := "ObjectDoesNotExist"
-		if nf.What == "pane" {
-			typ = "PaneNotFound"
+		typ := typeObjectNotFound
+		switch nf.What {
+		case "pane":
+			typ = typePaneNotFound
+		case "buffer":
+			typ = "ObjectDoesNotExist" // see Differences "buffer-not-found"
 		}
 		return &ToolError{Msg: capitalize(nf.Error()), Type: typ, Expected: true, Suggestion: hint[nf.What], Err: err}
 	case errors.Is(err, tmux.ErrBadID):
-		return &ToolError{Msg: err.Error(), Type: "ExpectedToolError", Expected: true, Suggestion: hint[""], Err: err}
+		return &ToolError{Msg: err.Error(), Type: typeExpected, Expected: true, Suggestion: hint[""], Err: err}
 	case errors.Is(err, tmux.ErrControlLost):
 		return &ToolError{Msg: "tmux error: " + err.Error(), Type: "TmuxConnectionLost", Expected: true,
 			Suggestion: "The connection to tmux dropped (the session it used may have been killed). A read can simply be repeated; check the state before repeating an action.", Err: err}
 	case errors.Is(err, tmux.ErrTooLong):
-		return &ToolError{Msg: err.Error(), Type: "ExpectedToolError", Expected: true,
+		return &ToolError{Msg: err.Error(), Type: typeExpected, Expected: true,
 			Suggestion: "Send long text with load_buffer and paste_buffer, or in several calls.", Err: err}
 	case errors.Is(err, tmux.ErrTmuxMissing):
 		return &ToolError{Msg: "tmux binary not found. Ensure tmux is installed and in PATH, or set TMUX_MCP_TMUX_BIN.", Type: "TmuxCommandNotFound", Err: err}
 	case errors.Is(err, tmux.ErrNoServer):
 		return &ToolError{Msg: "tmux error: no tmux server is running on this socket", Type: "TmuxServerNotRunning", Expected: true,
 			Suggestion: "Call list_servers to find running servers, or create_session to start one.", Err: err}
+	case errors.Is(err, tmux.ErrNotFound) && strings.Contains(err.Error(), "can't find pane"):
+		return &ToolError{Msg: "Pane not found: " + err.Error(), Type: typePaneNotFound, Expected: true, Suggestion: hint["pane"], Err: err}
 	case errors.Is(err, tmux.ErrNotFound):
-		return &ToolError{Msg: "Object not found: " + err.Error(), Type: "ObjectDoesNotExist", Expected: true, Suggestion: hint[""], Err: err}
+		return &ToolError{Msg: "Object not found: " + err.Error(), Type: typeObjectNotFound, Expected: true, Suggestion: hint[""], Err: err}
 	case errors.Is(err, tmux.ErrAmbiguous):
 		return &ToolError{Msg: "Ambiguous target: " + err.Error(), Type: "MultipleObjectsReturned", Expected: true,
 			Suggestion: "A window linked into several sessions is listed once per session; target panes and windows by id (%N, @N).", Err: err}

@@ -220,9 +220,12 @@ func (a StringMapArg) Map(argName string) (map[string]string, error) {
 	if json.Unmarshal(raw, &s) == nil {
 		raw = json.RawMessage(s)
 	}
+	if len(raw) == 0 {
+		return nil, nil // "" is no filter, as in the reference
+	}
 	var m map[string]string
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
-		return nil, expectedf("%s must be a JSON object mapping strings to strings", argName)
+		return nil, causedBy(expectedf("%s must be a JSON object mapping strings to strings", argName), err)
 	}
 	return m, nil
 }

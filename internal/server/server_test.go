@@ -135,7 +135,7 @@ func TestErrorMapping(t *testing.T) {
 		expected bool
 	}{
 		{&tmux.NotFoundError{What: "pane", Detail: "%1"}, "PaneNotFound", true},
-		{&tmux.NotFoundError{What: "window", Detail: "@1"}, "ObjectDoesNotExist", true},
+		{&tmux.NotFoundError{What: "window", Detail: "@1"}, "TmuxObjectDoesNotExist", true},
 		{tmux.ErrTmuxMissing, "TmuxCommandNotFound", false},
 		{&tmux.CommandError{Stderr: "ambiguous", Kind: tmux.ErrAmbiguous}, "MultipleObjectsReturned", true},
 		{&tmux.CommandError{Stderr: "bad", Kind: nil}, "LibTmuxException", true},

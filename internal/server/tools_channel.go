@@ -60,7 +60,9 @@ func channelTools() []*Tool {
 			case ctx.Err() != nil:
 				return "", ctx.Err()
 			case wctx.Err() != nil || errors.Is(err, tmux.ErrTimeout):
-				return "", expectedf("wait-for timeout: channel '%s' was not signalled within %ss", a.Channel, pyFloat(eff.Seconds()))
+				te := expectedf("wait-for timeout: channel '%s' was not signalled within %ss", a.Channel, pyFloat(eff.Seconds()))
+				te.Type = typeTimeout // the reference's asyncio TimeoutError, chained as the cause
+				return "", te
 			default:
 				return "", err
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
@@ -177,13 +178,26 @@ func isInvalidOption(err error) bool {
 		strings.Contains(s, "ambiguous option") || strings.Contains(s, "unknown hook")
 }
 
-// optionError maps a failed option or hook command: an unknown name or a
-// missing target becomes an expected error naming it.
+// optionError maps a failed option or hook command: a missing target
+// becomes the NotFoundError naming it; any other tmux answer is typed as
+// libtmux's handle_option_error types it (InvalidOption for an unknown
+// name, OptionError for a value tmux refuses, ...), and an unknown name
+// is said in our words. tmux's answers that any command can give (no
+// server, an ambiguous target) keep the types toToolError gives them.
 func optionError(err error, what, name, kind, target string) error {
-	if isInvalidOption(err) {
-		return expectedf("unknown tmux %s %q", what, name)
+	var ce *tmux.CommandError
+	if tmuxNotFound(err) || !errors.As(err, &ce) {
+		return notFoundAs(err, kind, target)
 	}
-	return notFoundAs(err, kind, target)
+	typ := optionErrorType(ce.Stderr)
+	if typ == "OptionError" && ce.Kind != nil {
+		return err // no server, an ambiguous target: typed as for every tool
+	}
+	te := &ToolError{Msg: "tmux error: " + ce.Error(), Type: typ, Expected: true, Err: err}
+	if isInvalidOption(err) {
+		te.Msg = fmt.Sprintf("unknown tmux %s %q", what, name)
+	}
+	return te
 }
 
 func showOption(ctx context.Context, c *Call, a showOptionArgs) (OptionResult, error) {

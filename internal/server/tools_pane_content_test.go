@@ -133,9 +133,9 @@ func TestContentToolErrors(t *testing.T) {
 		}
 		cases = append(cases,
 			tc{"unknown pane", e, tool, base(map[string]any{"pane_id": "%999"}), "Pane not found: %999", "PaneNotFound"},
-			tc{"malformed pane id", e, tool, base(map[string]any{"pane_id": "%1;kill-server"}), "malformed tmux id", "ExpectedToolError"},
-			tc{"unknown session", e, tool, base(map[string]any{"session_name": "nope"}), "Session not found: nope", "ObjectDoesNotExist"},
-			tc{"unknown window", e, tool, base(map[string]any{"window_id": "@42"}), "Window not found: @42", "ObjectDoesNotExist"},
+			tc{"malformed pane id", e, tool, base(map[string]any{"pane_id": "%1;kill-server"}), "malformed tmux id", "PaneNotFound"},
+			tc{"unknown session", e, tool, base(map[string]any{"session_name": "nope"}), "Session not found: nope", "TmuxObjectDoesNotExist"},
+			tc{"unknown window", e, tool, base(map[string]any{"window_id": "@42"}), "Window not found: @42", "TmuxObjectDoesNotExist"},
 			tc{"dead server", dead, tool, base(map[string]any{"pane_id": "%0"}), "no tmux server", "TmuxServerNotRunning"},
 		)
 		if tool != "display_message" {
@@ -325,14 +325,14 @@ func TestSearchPanesErrors(t *testing.T) {
 		wantText string
 		wantType string
 	}{
-		{"invalid regex", e, map[string]any{"pattern": "(", "regex": true}, "Invalid regex pattern", "ExpectedToolError"},
+		{"invalid regex", e, map[string]any{"pattern": "(", "regex": true}, "Invalid regex pattern", "error"},
 		{"per-pane cap 0", e, map[string]any{"pattern": "x", "max_matched_lines_per_pane": 0}, "max_matched_lines_per_pane must be a positive", "ExpectedToolError"},
 		{"limit 0", e, map[string]any{"pattern": "x", "limit": 0}, "limit must be a positive", "ExpectedToolError"},
 		{"limit -1", e, map[string]any{"pattern": "x", "limit": -1}, "limit must be a positive", "ExpectedToolError"},
 		{"negative offset", e, map[string]any{"pattern": "x", "offset": -1}, "offset must not be negative", "ExpectedToolError"},
-		{"unknown session", e, map[string]any{"pattern": "x", "session_name": "nope"}, "Session not found: nope", "ObjectDoesNotExist"},
-		{"unknown session id", e, map[string]any{"pattern": "x", "session_id": "$42"}, "Session not found: $42", "ObjectDoesNotExist"},
-		{"malformed session id", e, map[string]any{"pattern": "x", "session_id": "1"}, "malformed tmux id", "ExpectedToolError"},
+		{"unknown session", e, map[string]any{"pattern": "x", "session_name": "nope"}, "Session not found: nope", "TmuxObjectDoesNotExist"},
+		{"unknown session id", e, map[string]any{"pattern": "x", "session_id": "$42"}, "Session not found: $42", "TmuxObjectDoesNotExist"},
+		{"malformed session id", e, map[string]any{"pattern": "x", "session_id": "1"}, "malformed tmux id", "TmuxObjectDoesNotExist"},
 		{"pattern missing", e, map[string]any{}, "Field required", "ValidationError"},
 		{"dead server", dead, map[string]any{"pattern": "x"}, "no tmux server", "TmuxServerNotRunning"},
 	}

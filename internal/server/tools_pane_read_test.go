@@ -59,12 +59,12 @@ func TestGetPaneInfoErrors(t *testing.T) {
 		wantType string
 	}{
 		{"unknown pane", map[string]any{"pane_id": "%999"}, "Pane not found: %999", "PaneNotFound"},
-		{"malformed pane id", map[string]any{"pane_id": "1"}, "malformed tmux id", "ExpectedToolError"},
-		{"pane id injection", map[string]any{"pane_id": "%1;kill-server"}, "malformed tmux id", "ExpectedToolError"},
-		{"unknown session", map[string]any{"session_name": "nope"}, "Session not found: nope", "ObjectDoesNotExist"},
-		{"session name with colon", map[string]any{"session_name": "a:b"}, "cannot contain", "ObjectDoesNotExist"},
-		{"unknown session id", map[string]any{"session_id": "$42"}, "Session not found: $42", "ObjectDoesNotExist"},
-		{"unknown window", map[string]any{"window_id": "@42"}, "Window not found: @42", "ObjectDoesNotExist"},
+		{"malformed pane id", map[string]any{"pane_id": "1"}, "malformed tmux id", "PaneNotFound"},
+		{"pane id injection", map[string]any{"pane_id": "%1;kill-server"}, "malformed tmux id", "PaneNotFound"},
+		{"unknown session", map[string]any{"session_name": "nope"}, "Session not found: nope", "TmuxObjectDoesNotExist"},
+		{"session name with colon", map[string]any{"session_name": "a:b"}, "cannot contain", "TmuxObjectDoesNotExist"},
+		{"unknown session id", map[string]any{"session_id": "$42"}, "Session not found: $42", "TmuxObjectDoesNotExist"},
+		{"unknown window", map[string]any{"window_id": "@42"}, "Window not found: @42", "TmuxObjectDoesNotExist"},
 		{"wrong type", map[string]any{"pane_id": 3}, "Input should be string or null", "ValidationError"},
 		{"unknown argument", map[string]any{"pane": "%0"}, "Remove or correct the unrecognized argument(s): pane.", "ValidationError"},
 	}

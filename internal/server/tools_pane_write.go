@@ -117,7 +117,7 @@ func (c *Call) pwWindow(ctx context.Context, sock tmux.Socket, w pwWindowTarget)
 	}
 	idx := str(w.WindowIndex)
 	if idx != "" && !tmux.IsDigits(idx) {
-		return "", "", "", expectedf("window_index must be a non-negative integer")
+		return "", "", "", &tmux.BadIDError{Kind: "window", Detail: "window_index must be a non-negative integer"}
 	}
 	st, err := c.sessTarget(ctx, sock, sessArgs{SessionName: w.SessionName, SessionID: w.SessionID})
 	if err != nil {

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
@@ -163,7 +165,11 @@ func paneSpawnTools() []*Tool {
 			if err != nil {
 				return PaneInfo{}, err
 			}
-			return c.pwParsePane(outs[0], target)
+			p, err := c.pwParsePane(outs[0], target)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			return c.pwStarted(ctx, sock, p), nil
 		}),
 		define(Tool{
 			Name: "respawn_pane", Title: "Respawn Pane", Toolset: "pane", Tier: config.Mutating, Preset: BSE,
@@ -187,7 +193,11 @@ func paneSpawnTools() []*Tool {
 				cmd = append(cmd, "-k")
 			}
 			cmd = append(append(append(cmd, flags...), "-t", id), tail...)
-			return c.pwActRead(ctx, sock, id, cmd)
+			p, err := c.pwActRead(ctx, sock, id, cmd)
+			if err != nil {
+				return PaneInfo{}, err
+			}
+			return c.pwStarted(ctx, sock, p), nil
 		}),
 		define(Tool{
 			Name: "kill_pane", Title: "Kill Pane", Toolset: "pane", Tier: config.Destructive, Preset: DES,
@@ -208,4 +218,63 @@ func paneSpawnTools() []*Tool {
 			return Text("Pane killed: " + id), nil
 		}),
 	}
+}
+
+// pwStartDelays are the waits before re-reading a pane whose new process
+// had not started when tmux answered the spawn (see pwStarted). The whole
+// schedule is under a tenth of a second, and costs nothing when the first
+// read already saw the program.
+var pwStartDelays = []time.Duration{5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 50 * time.Millisecond}
+
+// pwStarted returns p as read again once the program split-window or
+// respawn-pane started in it is running. tmux answers those commands right
+// after forking: until the child has made the pane's terminal its own,
+// changed to its directory and exec'd the program, pane_current_path is
+// empty or tmux's own directory and pane_current_command is tmux's own name
+// (the forked copy of the server). tmux reads the two fields one after the
+// other, so a read taken while the child moves on can also mix the states
+// (the program's name with tmux's directory). The reference reads the pane
+// in a separate tmux invocation a few milliseconds later, so it mostly sees
+// the program; ours reads in the same round trip, and when that read shows
+// the child still starting, re-reads until two reads in a row agree on a
+// started program (or the schedule ends: then the last read is returned as
+// tmux reports it).
+func (c *Call) pwStarted(ctx context.Context, sock tmux.Socket, p PaneInfo) PaneInfo {
+	if !c.pwStarting(p) {
+		return p
+	}
+	var prev *PaneInfo
+	for _, d := range pwStartDelays {
+		select {
+		case <-ctx.Done():
+			return p
+		case <-time.After(d):
+		}
+		outs, err := c.tmux.Run(ctx, sock, pwReadCmd(p.PaneID))
+		if err != nil {
+			return p
+		}
+		q, err := c.pwParsePane(outs[0], p.PaneID)
+		if err != nil {
+			return p
+		}
+		if !c.pwStarting(q) && prev != nil && samePtr(prev.PaneCurrentPath, q.PaneCurrentPath) &&
+			samePtr(prev.PaneCurrentCommand, q.PaneCurrentCommand) {
+			return q
+		}
+		p, prev = q, &q
+	}
+	return p
+}
+
+func samePtr(a, b *string) bool { return (a == nil) == (b == nil) && (a == nil || *a == *b) }
+
+// pwStarting reports a pane whose spawned process has not exec'd yet: no
+// current path, or tmux's own name as the current command.
+func (c *Call) pwStarting(p PaneInfo) bool {
+	if p.PaneCurrentPath == nil || *p.PaneCurrentPath == "" || p.PaneCurrentCommand == nil {
+		return true
+	}
+	cmd := *p.PaneCurrentCommand
+	return cmd == "tmux" || (c.cfg.TmuxBin != "" && cmd == filepath.Base(c.cfg.TmuxBin))
 }

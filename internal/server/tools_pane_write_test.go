@@ -109,11 +109,11 @@ func TestSplitWindow(t *testing.T) {
 		typ  string
 	}{
 		{map[string]any{"pane_id": "%99"}, "Pane not found", "PaneNotFound"},
-		{map[string]any{"pane_id": "1"}, "malformed", "ExpectedToolError"},
-		{map[string]any{"window_id": "@99"}, "Window not found", "ObjectDoesNotExist"},
-		{map[string]any{"session_name": "nosuch"}, "Session not found", "ObjectDoesNotExist"},
-		{map[string]any{"session_name": "main", "window_index": "42"}, "Window not found", "ObjectDoesNotExist"},
-		{map[string]any{"session_name": "main", "window_index": "x"}, "window_index", "ExpectedToolError"},
+		{map[string]any{"pane_id": "1"}, "malformed", "PaneNotFound"},
+		{map[string]any{"window_id": "@99"}, "Window not found", "TmuxObjectDoesNotExist"},
+		{map[string]any{"session_name": "nosuch"}, "Session not found", "TmuxObjectDoesNotExist"},
+		{map[string]any{"session_name": "main", "window_index": "42"}, "Window not found", "TmuxObjectDoesNotExist"},
+		{map[string]any{"session_name": "main", "window_index": "x"}, "window_index", "TmuxObjectDoesNotExist"},
 		{map[string]any{"size": "abc"}, "size", "ExpectedToolError"},
 		{map[string]any{"size": 0}, "size", "ExpectedToolError"},
 		{map[string]any{"size": "150%"}, "size", "ExpectedToolError"},

@@ -178,7 +178,7 @@ func (c *Call) windowTargetRows(ctx context.Context, sock tmux.Socket, t WindowT
 		args = []string{"-a"}
 	} else {
 		if idx != "" && !tmux.IsDigits(idx) {
-			return nil, fmt.Errorf("%w: window_index must be a non-negative integer", tmux.ErrBadID)
+			return nil, &tmux.BadIDError{Kind: "window", Detail: "window_index must be a non-negative integer"}
 		}
 		st, err := tmux.SessionTarget(str(t.SessionID), str(t.SessionName))
 		if err != nil {

@@ -96,12 +96,12 @@ func TestListWindows(t *testing.T) {
 		t.Errorf("editor window = %+v (%s), want %s %s", editor, got, f.editorWin, want)
 	}
 
-	f.wantError("list_windows", map[string]any{"session_name": "nosuch"}, "ObjectDoesNotExist", "nosuch")
-	f.wantError("list_windows", map[string]any{"session_name": "a.b"}, "ObjectDoesNotExist", "cannot contain")
-	f.wantError("list_windows", map[string]any{"session_name": "main:0"}, "ObjectDoesNotExist", "cannot contain")
-	f.wantError("list_windows", map[string]any{"session_id": "$999"}, "ObjectDoesNotExist", "$999")
+	f.wantError("list_windows", map[string]any{"session_name": "nosuch"}, "TmuxObjectDoesNotExist", "nosuch")
+	f.wantError("list_windows", map[string]any{"session_name": "a.b"}, "TmuxObjectDoesNotExist", "cannot contain")
+	f.wantError("list_windows", map[string]any{"session_name": "main:0"}, "TmuxObjectDoesNotExist", "cannot contain")
+	f.wantError("list_windows", map[string]any{"session_id": "$999"}, "TmuxObjectDoesNotExist", "$999")
 	for _, bad := range []string{"1", "$", "$x", "@1"} {
-		f.wantError("list_windows", map[string]any{"session_id": bad}, "ExpectedToolError", "session id")
+		f.wantError("list_windows", map[string]any{"session_id": bad}, "TmuxObjectDoesNotExist", "session id")
 	}
 	f.wantError("list_windows", map[string]any{"filters": map[string]any{"window_name__near": "x"}}, "ExpectedToolError", "invalid filter operator")
 	_, meta := f.fail("list_windows", map[string]any{"session_name": "nosuch"})
@@ -144,12 +144,12 @@ func TestGetSessionInfo(t *testing.T) {
 		}
 	}
 
-	f.wantError("get_session_info", map[string]any{"session_name": "nosuch"}, "ObjectDoesNotExist", "nosuch")
-	f.wantError("get_session_info", map[string]any{"session_name": "a.b"}, "ObjectDoesNotExist", "cannot contain")
-	f.wantError("get_session_info", map[string]any{"session_name": "ma"}, "ObjectDoesNotExist", "ma") // no prefix match
-	f.wantError("get_session_info", map[string]any{"session_id": "$999"}, "ObjectDoesNotExist", "$999")
+	f.wantError("get_session_info", map[string]any{"session_name": "nosuch"}, "TmuxObjectDoesNotExist", "nosuch")
+	f.wantError("get_session_info", map[string]any{"session_name": "a.b"}, "TmuxObjectDoesNotExist", "cannot contain")
+	f.wantError("get_session_info", map[string]any{"session_name": "ma"}, "TmuxObjectDoesNotExist", "ma") // no prefix match
+	f.wantError("get_session_info", map[string]any{"session_id": "$999"}, "TmuxObjectDoesNotExist", "$999")
 	for _, bad := range []string{"1", "$", "@1", "$1x"} {
-		f.wantError("get_session_info", map[string]any{"session_id": bad}, "ExpectedToolError", "session id")
+		f.wantError("get_session_info", map[string]any{"session_id": bad}, "TmuxObjectDoesNotExist", "session id")
 	}
 
 	dead := newEnvOn(t, tmuxtest.NewWith(t))
@@ -196,18 +196,18 @@ func TestGetWindowInfo(t *testing.T) {
 		t.Errorf("window_index only: %+v, want %s", w, firstRow)
 	}
 
-	f.wantError("get_window_info", map[string]any{"window_id": "@999"}, "ObjectDoesNotExist", "@999")
+	f.wantError("get_window_info", map[string]any{"window_id": "@999"}, "TmuxObjectDoesNotExist", "@999")
 	for _, bad := range []string{"@x", "1", "@", "%1", "$1"} {
-		f.wantError("get_window_info", map[string]any{"window_id": bad}, "ExpectedToolError", "window id")
+		f.wantError("get_window_info", map[string]any{"window_id": bad}, "TmuxObjectDoesNotExist", "window id")
 	}
-	f.wantError("get_window_info", map[string]any{"session_name": "main", "window_index": "7"}, "ObjectDoesNotExist", "index 7")
-	f.wantError("get_window_info", map[string]any{"session_name": "main", "window_index": "x"}, "ExpectedToolError", "window_index")
-	f.wantError("get_window_info", map[string]any{"session_name": "main", "window_index": "-1"}, "ExpectedToolError", "window_index")
-	f.wantError("get_window_info", map[string]any{"session_name": "nosuch"}, "ObjectDoesNotExist", "nosuch")
-	f.wantError("get_window_info", map[string]any{"session_name": "main.1"}, "ObjectDoesNotExist", "cannot contain")
-	f.wantError("get_window_info", map[string]any{"session_name": "main:1"}, "ObjectDoesNotExist", "cannot contain")
-	f.wantError("get_window_info", map[string]any{"session_id": "$"}, "ExpectedToolError", "session id")
-	f.wantError("get_window_info", map[string]any{"session_id": "$999"}, "ObjectDoesNotExist", "$999")
+	f.wantError("get_window_info", map[string]any{"session_name": "main", "window_index": "7"}, "TmuxObjectDoesNotExist", "index 7")
+	f.wantError("get_window_info", map[string]any{"session_name": "main", "window_index": "x"}, "TmuxObjectDoesNotExist", "window_index")
+	f.wantError("get_window_info", map[string]any{"session_name": "main", "window_index": "-1"}, "TmuxObjectDoesNotExist", "window_index")
+	f.wantError("get_window_info", map[string]any{"session_name": "nosuch"}, "TmuxObjectDoesNotExist", "nosuch")
+	f.wantError("get_window_info", map[string]any{"session_name": "main.1"}, "TmuxObjectDoesNotExist", "cannot contain")
+	f.wantError("get_window_info", map[string]any{"session_name": "main:1"}, "TmuxObjectDoesNotExist", "cannot contain")
+	f.wantError("get_window_info", map[string]any{"session_id": "$"}, "TmuxObjectDoesNotExist", "session id")
+	f.wantError("get_window_info", map[string]any{"session_id": "$999"}, "TmuxObjectDoesNotExist", "$999")
 	_, meta := f.fail("get_window_info", map[string]any{"window_id": "@999"})
 	if !strings.Contains(meta["suggestion"].(string), "list_windows") {
 		t.Errorf("unknown window hint: %v", meta)
@@ -268,12 +268,12 @@ func TestFindPaneByPosition(t *testing.T) {
 		t.Errorf("zoomed window, top-left = %s, want %s", p.PaneID, tl)
 	}
 
-	f.wantError("find_pane_by_position", map[string]any{"corner": "top-left", "window_id": "@999"}, "ObjectDoesNotExist", "@999")
-	f.wantError("find_pane_by_position", map[string]any{"corner": "top-left", "window_id": "@x"}, "ExpectedToolError", "window id")
-	f.wantError("find_pane_by_position", map[string]any{"corner": "top-left", "session_name": "nosuch"}, "ObjectDoesNotExist", "nosuch")
-	f.wantError("find_pane_by_position", map[string]any{"corner": "top-left", "session_name": "a.b"}, "ObjectDoesNotExist", "cannot contain")
-	f.wantError("find_pane_by_position", map[string]any{"corner": "top-left", "session_id": "1"}, "ExpectedToolError", "session id")
-	f.wantError("find_pane_by_position", map[string]any{"corner": "top-left", "session_name": "main", "window_index": "9"}, "ObjectDoesNotExist", "index 9")
+	f.wantError("find_pane_by_position", map[string]any{"corner": "top-left", "window_id": "@999"}, "TmuxObjectDoesNotExist", "@999")
+	f.wantError("find_pane_by_position", map[string]any{"corner": "top-left", "window_id": "@x"}, "TmuxObjectDoesNotExist", "window id")
+	f.wantError("find_pane_by_position", map[string]any{"corner": "top-left", "session_name": "nosuch"}, "TmuxObjectDoesNotExist", "nosuch")
+	f.wantError("find_pane_by_position", map[string]any{"corner": "top-left", "session_name": "a.b"}, "TmuxObjectDoesNotExist", "cannot contain")
+	f.wantError("find_pane_by_position", map[string]any{"corner": "top-left", "session_id": "1"}, "TmuxObjectDoesNotExist", "session id")
+	f.wantError("find_pane_by_position", map[string]any{"corner": "top-left", "session_name": "main", "window_index": "9"}, "TmuxObjectDoesNotExist", "index 9")
 	for _, bad := range []map[string]any{{"corner": "middle"}, {}, {"corner": nil}} {
 		_, meta := f.fail("find_pane_by_position", bad)
 		if meta["expected"] != true {

@@ -206,14 +206,21 @@ func killServer(ctx context.Context, c *Call, a killServerArgs) (Text, error) {
 func checkSessionName(arg, name string) error {
 	switch {
 	case name == "":
-		return expectedf("%s must not be empty", arg)
+		return badSessionName(expectedf("%s must not be empty", arg))
 	case strings.ContainsAny(name, ":."):
-		return expectedf("%s %q is not allowed: tmux session names cannot contain ':' or '.' (tmux would rename it to %q)",
-			arg, name, strings.NewReplacer(":", "_", ".", "_").Replace(name))
+		return badSessionName(expectedf("%s %q is not allowed: tmux session names cannot contain ':' or '.' (tmux would rename it to %q)",
+			arg, name, strings.NewReplacer(":", "_", ".", "_").Replace(name)))
 	case strings.ContainsAny(name, `$\`) || strings.IndexFunc(name, unicode.IsControl) >= 0:
 		return expectedf("%s must not contain '$', '\\' or control characters (tmux would store them escaped, under another name)", arg)
 	}
 	return nil
+}
+
+// badSessionName types the names libtmux itself refuses (empty, '.' or ':')
+// as it does.
+func badSessionName(te *ToolError) *ToolError {
+	te.Type = typeBadSessionName
+	return te
 }
 
 // sessionExists maps tmux's "duplicate session" to the reference's

@@ -194,8 +194,8 @@ func TestCreateSessionErrors(t *testing.T) {
 		wantType string
 	}{
 		{"duplicate", swObj{"session_name": "main"}, []string{"already exists", "main"}, "", "TmuxSessionExists"},
-		{"colon", swObj{"session_name": "a:b"}, []string{"cannot contain ':' or '.'", "a_b"}, "", "ExpectedToolError"},
-		{"dot", swObj{"session_name": "v1.2"}, []string{"cannot contain"}, "", "ExpectedToolError"},
+		{"colon", swObj{"session_name": "a:b"}, []string{"cannot contain ':' or '.'", "a_b"}, "", "BadSessionName"},
+		{"dot", swObj{"session_name": "v1.2"}, []string{"cannot contain"}, "", "BadSessionName"},
 		{"control", swObj{"session_name": "a\tb"}, []string{"control characters"}, "", "ExpectedToolError"},
 		{"dollar", swObj{"session_name": "a$b"}, []string{"must not contain '$'"}, "", "ExpectedToolError"},
 		{"backslash", swObj{"session_name": `a\b`}, []string{"must not contain"}, "", "ExpectedToolError"},
@@ -203,7 +203,7 @@ func TestCreateSessionErrors(t *testing.T) {
 			[]string{"HISTFILE", "suppress_persistent_history"}, "secret-hist", "ExpectedToolError"},
 		{"fish conflict", swObj{"session_name": "h", "suppress_persistent_history": true, "environment": `{"fish_private_mode":"0"}`},
 			[]string{"fish_private_mode"}, "", "ExpectedToolError"},
-		{"bad env json", swObj{"session_name": "h", "environment": "not json TOPSECRET"}, []string{"JSON object"}, "TOPSECRET", "ExpectedToolError"},
+		{"bad env json", swObj{"session_name": "h", "environment": "not json TOPSECRET"}, []string{"JSON object"}, "TOPSECRET", "JSONDecodeError"},
 		{"bad env key", swObj{"session_name": "h", "environment": map[string]string{"A=B": "v"}}, []string{"environment keys"}, "", "ExpectedToolError"},
 		{"missing dir", swObj{"session_name": "h", "start_directory": "/nonexistent/dir"}, []string{"not an existing directory"}, "", "ExpectedToolError"},
 		{"zero width", swObj{"session_name": "h", "x": 0}, []string{"x must be"}, "", "ExpectedToolError"},
@@ -271,14 +271,14 @@ func TestRenameSession(t *testing.T) {
 		want string
 		typ  string
 	}{
-		{"colon", swObj{"session_name": "alpha", "new_name": "x:y"}, "cannot contain", "ExpectedToolError"},
-		{"dot", swObj{"session_name": "alpha", "new_name": "x.y"}, "cannot contain", "ExpectedToolError"},
+		{"colon", swObj{"session_name": "alpha", "new_name": "x:y"}, "cannot contain", "BadSessionName"},
+		{"dot", swObj{"session_name": "alpha", "new_name": "x.y"}, "cannot contain", "BadSessionName"},
 		{"dollar", swObj{"session_name": "alpha", "new_name": "$1"}, "must not contain", "ExpectedToolError"},
-		{"empty", swObj{"session_name": "alpha", "new_name": ""}, "must not be empty", "ExpectedToolError"},
+		{"empty", swObj{"session_name": "alpha", "new_name": ""}, "must not be empty", "BadSessionName"},
 		{"duplicate", swObj{"session_name": "alpha", "new_name": "psi"}, "already exists", "TmuxSessionExists"},
-		{"unknown name", swObj{"session_name": "nope", "new_name": "q"}, "Session not found: nope", "ObjectDoesNotExist"},
-		{"unknown id", swObj{"session_id": "$99", "new_name": "q"}, "Session not found: $99", "ObjectDoesNotExist"},
-		{"bad id", swObj{"session_id": "99", "new_name": "q"}, "malformed", "ExpectedToolError"},
+		{"unknown name", swObj{"session_name": "nope", "new_name": "q"}, "Session not found: nope", "TmuxObjectDoesNotExist"},
+		{"unknown id", swObj{"session_id": "$99", "new_name": "q"}, "Session not found: $99", "TmuxObjectDoesNotExist"},
+		{"bad id", swObj{"session_id": "99", "new_name": "q"}, "malformed", "TmuxObjectDoesNotExist"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			msg, meta := e.fail("rename_session", tc.args)

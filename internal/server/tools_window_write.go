@@ -308,7 +308,7 @@ func (c *Call) winTarget(ctx context.Context, sock tmux.Socket, w winArgs) (stri
 	}
 	idx := str(w.WindowIndex)
 	if idx != "" && !tmux.IsDigits(idx) {
-		return "", expectedf("window_index must be a non-negative integer")
+		return "", &tmux.BadIDError{Kind: "window", Detail: "window_index must be a non-negative integer"}
 	}
 	st, err := c.sessTarget(ctx, sock, w.sessArgs)
 	if err != nil {

@@ -79,7 +79,7 @@ func (s PaneScope) Target() ([]string, error) {
 	}
 	if s.WindowIndex != "" {
 		if !IsDigits(s.WindowIndex) {
-			return nil, fmt.Errorf("%w: window_index must be a non-negative integer", ErrBadID)
+			return nil, &BadIDError{Kind: "window", Detail: "window_index must be a non-negative integer"}
 		}
 		if st == "" {
 			return nil, fmt.Errorf("%w: window_index needs session_name or session_id", ErrBadID)

@@ -19,13 +19,28 @@ type (
 // ErrBadID is wrapped by every id validation failure.
 var ErrBadID = fmt.Errorf("malformed tmux id")
 
+// BadIDError is an id, or a window index, that cannot name an object of
+// its kind. It matches ErrBadID. Kind ("session", "window" or "pane") lets
+// a caller report it as that kind of object not being found, which is what
+// looking such an id up would give.
+type BadIDError struct {
+	Kind   string
+	Detail string
+}
+
+func (e *BadIDError) Error() string { return ErrBadID.Error() + ": " + e.Detail }
+
+// Is makes a BadIDError match ErrBadID.
+func (e *BadIDError) Is(target error) bool { return target == ErrBadID }
+
 func parseID(kind string, sigil byte, s string) (string, error) {
+	bad := &BadIDError{Kind: kind, Detail: fmt.Sprintf("%s id must look like %c<number>", kind, sigil)}
 	if len(s) < 2 || len(s) > 12 || s[0] != sigil {
-		return "", fmt.Errorf("%w: %s id must look like %c<number>", ErrBadID, kind, sigil)
+		return "", bad
 	}
 	for i := 1; i < len(s); i++ {
 		if s[i] < '0' || s[i] > '9' {
-			return "", fmt.Errorf("%w: %s id must look like %c<number>", ErrBadID, kind, sigil)
+			return "", bad
 		}
 	}
 	return s, nil
