@@ -31,19 +31,86 @@ import (
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
-// version is set at build time with -ldflags "-X .../internal/cli.version=v1.2.3";
-// otherwise the module version from the build info is used.
-var version = ""
+// Set at build time by the release build (.goreleaser.yaml):
+//
+//	-ldflags "-X github.com/tmux-mcp/tmux-mcp/internal/cli.version=v1.2.3 -X ...cli.commit=<sha> -X ...cli.date=<RFC 3339>"
+//
+// A plain `go build` or `go install` leaves them empty, and the build info
+// the Go toolchain embeds (module version, VCS revision and time) is used.
+var version, commit, date string
 
-// Version returns the version string.
+// Version is the version a user or an MCP client sees (serverInfo.version):
+// the stamped one, else the module version (`go install …@v1.2.3`, or the
+// pseudo-version Go derives from VCS), else "dev" plus the VCS revision.
+// It is a bare "dev" only when the binary carries nothing better.
 func Version() string {
-	if version != "" {
-		return version
+	bi, _ := debug.ReadBuildInfo()
+	v, _ := describe(version, commit, date, bi)
+	return v
+}
+
+// versionLine is what --version prints: the version and, when known, the
+// commit, the build time and the Go release that built it.
+func versionLine() string {
+	bi, _ := debug.ReadBuildInfo()
+	v, detail := describe(version, commit, date, bi)
+	if detail != "" {
+		return "tmux-mcp " + v + " (" + detail + ")"
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
+	return "tmux-mcp " + v
+}
+
+// describe computes Version and versionLine's detail from the stamped
+// values and the build info (nil when the binary has none).
+func describe(stamped, stampedCommit, stampedDate string, bi *debug.BuildInfo) (string, string) {
+	var rev, at string
+	dirty := false
+	if bi != nil {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.time":
+				at = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
 	}
-	return "dev"
+	if stampedCommit != "" {
+		rev, dirty = stampedCommit, false
+	}
+	if stampedDate != "" {
+		at = stampedDate
+	}
+	suffix := ""
+	if dirty {
+		suffix = "+dirty"
+	}
+	v := stamped
+	if v == "" && bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	if v == "" {
+		v = "dev"
+		if rev != "" {
+			v += "-" + rev[:min(12, len(rev))] + suffix
+		}
+	}
+	if rev != "" {
+		rev += suffix
+	}
+	var detail []string
+	if rev != "" {
+		detail = append(detail, "commit "+rev)
+	}
+	if at != "" {
+		detail = append(detail, "built "+at)
+	}
+	if bi != nil && bi.GoVersion != "" {
+		detail = append(detail, bi.GoVersion)
+	}
+	return v, strings.Join(detail, ", ")
 }
 
 const usage = `tmux-mcp: a Model Context Protocol server for tmux.
@@ -99,7 +166,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return 2
 	}
 	if showVersion {
-		fmt.Fprintln(stdout, "tmux-mcp", Version())
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
 	if safety != "" {
