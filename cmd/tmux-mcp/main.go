@@ -1,6 +1,6 @@
 // Command tmux-mcp is a Model Context Protocol server that gives AI agents
 // safe, fast and complete control of tmux. Run without arguments it serves
-// MCP over stdio; see -help for the subcommands.
+// MCP over stdio; see --help for the subcommands.
 package main
 
 import (

@@ -31,133 +31,327 @@ import (
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
-// version is set at build time with -ldflags "-X .../internal/cli.version=v1.2.3";
-// otherwise the module version from the build info is used.
-var version = ""
+// Set at build time by the release build (.goreleaser.yaml):
+//
+//	-ldflags "-X github.com/tmux-mcp/tmux-mcp/internal/cli.version=v1.2.3 -X ...cli.commit=<sha> -X ...cli.date=<RFC 3339>"
+//
+// A plain `go build` or `go install` leaves them empty, and the build info
+// the Go toolchain embeds (module version, VCS revision and time) is used.
+var version, commit, date string
 
-// Version returns the version string.
+// Version is the version a user or an MCP client sees (serverInfo.version):
+// the stamped one, else the module version (`go install …@v1.2.3`, or the
+// pseudo-version Go derives from VCS), else "dev" plus the VCS revision.
+// It is a bare "dev" only when the binary carries nothing better.
 func Version() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
+	bi, _ := debug.ReadBuildInfo()
+	v, _ := describe(version, commit, date, bi)
+	return v
 }
 
-const usage = `tmux-mcp: a Model Context Protocol server for tmux.
+// versionLine is what --version prints: the version and, when known, the
+// commit, the build time and the Go release that built it.
+func versionLine() string {
+	bi, _ := debug.ReadBuildInfo()
+	v, detail := describe(version, commit, date, bi)
+	if detail != "" {
+		return "tmux-mcp " + v + " (" + detail + ")"
+	}
+	return "tmux-mcp " + v
+}
+
+// describe computes Version and versionLine's detail from the stamped
+// values and the build info (nil when the binary has none).
+func describe(stamped, stampedCommit, stampedDate string, bi *debug.BuildInfo) (string, string) {
+	var rev, at string
+	dirty := false
+	if bi != nil {
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.time":
+				at = s.Value
+			case "vcs.modified":
+				dirty = s.Value == "true"
+			}
+		}
+	}
+	if stampedCommit != "" {
+		rev, dirty = stampedCommit, false
+	}
+	if stampedDate != "" {
+		at = stampedDate
+	}
+	suffix := ""
+	if dirty {
+		suffix = "+dirty"
+	}
+	v := stamped
+	if v == "" && bi != nil && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		v = bi.Main.Version
+	}
+	if v == "" {
+		v = "dev"
+		if rev != "" {
+			v += "-" + rev[:min(12, len(rev))] + suffix
+		}
+	}
+	if rev != "" {
+		rev += suffix
+	}
+	var detail []string
+	if rev != "" {
+		detail = append(detail, "commit "+rev)
+	}
+	if at != "" {
+		detail = append(detail, "built "+at)
+	}
+	if bi != nil && bi.GoVersion != "" {
+		detail = append(detail, bi.GoVersion)
+	}
+	return v, strings.Join(detail, ", ")
+}
+
+const usageHead = `tmux-mcp: a Model Context Protocol server for tmux.
 
 Usage:
-  tmux-mcp [flags]                     serve MCP over stdio (what MCP clients launch)
-  tmux-mcp [flags] call TOOL ['JSON']  run one tool in-process and print its result as JSON
-  tmux-mcp [flags] tools               list the tools visible at the configured tier
-  tmux-mcp [flags] doctor              check tmux, the socket, the caller and the configuration
-  tmux-mcp docs [--check]              regenerate docs/tools.md and the README tool table (run at the repo root)
+  tmux-mcp [flags] [serve]                         serve MCP over stdio (what MCP clients launch)
+  tmux-mcp [flags] call [--raw] [--audit] TOOL ['JSON']
+                                                   run one tool in-process and print its structured result
+                                                   (or its text); --raw, and any tool error, print the
+                                                   whole MCP result; --audit writes the audit line to stderr
+  tmux-mcp [flags] tools [--stats]                 list the tools visible at the configured tier;
+                                                   --stats prints the size of tools/list
+  tmux-mcp [flags] doctor                          check tmux, the socket, the caller and the configuration
+  tmux-mcp docs [--check]                          regenerate docs/tools.md and the README tool table
+                                                   (run at the repo root); --check only verifies them
   tmux-mcp --version | --help
 
 Register with a client, for example Claude Code:
   claude mcp add tmux -- tmux-mcp
 
-Flags (each overrides its environment variable):
+Flags come before the subcommand. Each overrides its environment variable; the
+reference server's LIBTMUX_* name is read when ours is unset.
+
 `
 
-// Main runs the command line and returns the exit status.
-func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv config.Getenv) int {
-	cfg, warns, err := config.FromEnv(getenv)
-	if err != nil {
-		fmt.Fprintln(stderr, "tmux-mcp:", err)
-		return 2
+// printHelp writes the help: usage, then every flag with its default and
+// its variables, from config.Settings.
+func printHelp(w io.Writer) {
+	fmt.Fprint(w, usageHead)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	for _, st := range config.Settings {
+		arg := " VALUE"
+		if st.Bool {
+			arg = ""
+		}
+		usage := st.Usage
+		if st.Flag == "toolsets" {
+			usage += ": " + strings.Join(server.Toolsets, ", ")
+		}
+		vars := st.Env
+		if st.Ref != "" {
+			vars += ", else " + st.Ref
+		}
+		fmt.Fprintf(tw, "  --%s%s\t%s\n", st.Flag, arg, usage)
+		fmt.Fprintf(tw, "  \tdefault: %s; environment: %s\n", st.Default, vars)
 	}
+	fmt.Fprintf(tw, "  --version\tprint the version and exit\n")
+	fmt.Fprintf(tw, "  -h, --help\tprint this help and exit\n")
+	_ = tw.Flush()
+}
+
+// switchFlag is a flag.Value for a 0/1 setting that, like a bool flag,
+// may be given alone (--prompts-as-tools means 1).
+type switchFlag struct{ v *string }
+
+func (f switchFlag) String() string {
+	if f.v == nil {
+		return ""
+	}
+	return *f.v
+}
+
+// Set maps the bool spellings to 0/1 and keeps anything else for
+// config.Load to refuse by name (the flag package's own error would echo
+// the value).
+func (f switchFlag) Set(s string) error {
+	switch s {
+	case "true":
+		s = "1"
+	case "false":
+		s = "0"
+	}
+	*f.v = s
+	return nil
+}
+
+func (switchFlag) IsBoolFlag() bool { return true }
+
+// errUsage marks a command line that is wrong: exit status 2.
+var errUsage = errors.New("usage")
+
+// command is a parsed command line: the subcommand and its own arguments.
+type command struct {
+	name  string // serve, call, tools, doctor, docs, help
+	args  []string
+	raw   bool // call --raw
+	audit bool // call --audit
+	stats bool // tools --stats
+	check bool // docs --check
+}
+
+// parseCommand reads the subcommand and its flags. Unknown flags, extra
+// positional arguments and missing ones are usage errors; -h/--help
+// returns flag.ErrHelp.
+func parseCommand(rest []string) (command, error) {
+	cmd := command{name: "serve"}
+	if len(rest) > 0 {
+		cmd.name, rest = rest[0], rest[1:]
+	}
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	maxArgs, minArgs := 0, 0
+	switch cmd.name {
+	case "serve", "doctor", "help":
+	case "call":
+		fs.BoolVar(&cmd.raw, "raw", false, "")
+		fs.BoolVar(&cmd.audit, "audit", false, "")
+		minArgs, maxArgs = 1, 2
+	case "tools":
+		fs.BoolVar(&cmd.stats, "stats", false, "")
+	case "docs":
+		fs.BoolVar(&cmd.check, "check", false, "")
+	default:
+		return cmd, fmt.Errorf("%w: unknown subcommand %q", errUsage, cmd.name)
+	}
+	if err := fs.Parse(rest); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return cmd, err
+		}
+		return cmd, fmt.Errorf("%w: %s: %w", errUsage, cmd.name, err)
+	}
+	cmd.args = fs.Args()
+	switch {
+	case len(cmd.args) > maxArgs && maxArgs == 0:
+		return cmd, fmt.Errorf("%w: %s takes no arguments, got %d", errUsage, cmd.name, len(cmd.args))
+	case len(cmd.args) > maxArgs:
+		return cmd, fmt.Errorf("%w: %s takes at most %d arguments, got %d", errUsage, cmd.name, maxArgs, len(cmd.args))
+	case len(cmd.args) < minArgs:
+		return cmd, fmt.Errorf("%w: %s needs a tool name: tmux-mcp call [--raw] [--audit] TOOL ['JSON']", errUsage, cmd.name)
+	}
+	if cmd.name == "call" && len(cmd.args) == 2 && !json.Valid([]byte(cmd.args[1])) {
+		return cmd, fmt.Errorf("%w: call: the arguments are not valid JSON", errUsage)
+	}
+	return cmd, nil
+}
+
+// newLogger is the one writer of stderr for a run, in one format: JSON when
+// the run serves MCP or writes audit lines (themselves JSON) to stderr, so
+// a log collector reads every line; text without timestamps otherwise, for
+// a person at a terminal.
+func newLogger(stderr io.Writer, asJSON bool) *slog.Logger {
+	if asJSON {
+		return slog.New(slog.NewJSONHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	}
+	return slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo,
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{}
+			}
+			return a
+		}}))
+}
+
+// logErrors logs each error of a joined error on its own line.
+func logErrors(logger *slog.Logger, err error) {
+	for _, line := range strings.Split(err.Error(), "\n") {
+		logger.Error(line)
+	}
+}
+
+// Main runs the command line and returns the exit status: 0, 1 when the
+// work failed (a tool error, a doctor finding), 2 for a usage error or an
+// invalid configuration.
+func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv config.Getenv) int {
 	fs := flag.NewFlagSet("tmux-mcp", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var (
-		showVersion bool
-		safety      string
-		waitMax     string
-		suppress    string
-		toolsets    string
-	)
-	fs.BoolVar(&showVersion, "version", false, "print the version and exit")
-	fs.StringVar(&cfg.SocketName, "socket", cfg.SocketName, "tmux socket name, tmux -L (TMUX_MCP_SOCKET)")
-	fs.StringVar(&cfg.SocketPath, "socket-path", cfg.SocketPath, "tmux socket path, tmux -S (TMUX_MCP_SOCKET_PATH)")
-	fs.StringVar(&cfg.TmuxBin, "tmux-bin", cfg.TmuxBin, "tmux binary (TMUX_MCP_TMUX_BIN)")
-	fs.StringVar(&safety, "safety", "", "safety tier: readonly, mutating or destructive (TMUX_MCP_SAFETY)")
-	fs.StringVar(&waitMax, "wait-max-seconds", "", "ceiling for waits, 1 to 120 (TMUX_MCP_WAIT_MAX_SECONDS)")
-	fs.StringVar(&suppress, "suppress-history", "", "default of run_command's suppress_history: 0 or 1 (TMUX_MCP_SUPPRESS_HISTORY)")
-	fs.StringVar(&cfg.AuditLog, "audit-log", cfg.AuditLog, "append the audit log to this file (TMUX_MCP_AUDIT_LOG)")
-	fs.StringVar(&toolsets, "toolsets", "", "comma-separated toolsets to expose, default all (TMUX_MCP_TOOLSETS)")
-	fs.StringVar(&cfg.Engine, "engine", cfg.Engine, "how to reach tmux: control (one persistent control-mode client per server) or exec (a tmux process per call) (TMUX_MCP_ENGINE)")
-	fs.Usage = func() {
-		fmt.Fprint(stderr, usage)
-		fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	showVersion := fs.Bool("version", false, "")
+	values := map[string]*string{}
+	for _, st := range config.Settings {
+		v := new(string)
+		values[st.Flag] = v
+		if st.Bool {
+			fs.Var(switchFlag{v}, st.Flag, st.Usage)
+		} else {
+			fs.StringVar(v, st.Flag, "", st.Usage)
+		}
+	}
+	usageError := func(err error) int {
+		newLogger(stderr, false).Error(strings.TrimPrefix(err.Error(), "usage: "), "help", "tmux-mcp --help")
+		return 2
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			printHelp(stdout)
 			return 0
 		}
-		return 2
+		return usageError(err)
 	}
-	if showVersion {
-		fmt.Fprintln(stdout, "tmux-mcp", Version())
+	if *showVersion {
+		fmt.Fprintln(stdout, versionLine())
 		return 0
 	}
-	if safety != "" {
-		var w config.Warning
-		if cfg.Safety, w = config.ParseSafety(safety, "--safety"); w != "" {
-			warns = append(warns, w)
-		}
+	cmd, err := parseCommand(fs.Args())
+	if errors.Is(err, flag.ErrHelp) || err == nil && cmd.name == "help" {
+		printHelp(stdout)
+		return 0
 	}
-	if waitMax != "" {
-		f, w := config.ParseWaitMax(waitMax, "--wait-max-seconds")
-		cfg.WaitMax = f
-		if w != "" {
-			warns = append(warns, w)
-		}
+	if err != nil {
+		return usageError(err)
 	}
-	if suppress != "" {
-		var err error
-		if cfg.SuppressHistory, err = config.ParseSwitch(suppress, "--suppress-history"); err != nil {
-			fmt.Fprintln(stderr, "tmux-mcp:", err)
-			return 2
-		}
-	}
-	if toolsets != "" {
-		cfg.Toolsets = config.SplitList(toolsets)
-	}
-	if engine, w := config.ParseEngine(cfg.Engine, "--engine"); w != "" {
-		cfg.Engine = engine
-		warns = append(warns, w)
-	}
+	flags := map[string]string{}
 	fs.Visit(func(f *flag.Flag) {
-		switch f.Name {
-		case "socket":
-			cfg.SocketNameFrom = "--socket"
-		case "socket-path":
-			cfg.SocketPathFrom = "--socket-path"
+		if v, ok := values[f.Name]; ok {
+			flags[f.Name] = *v
 		}
 	})
-	if err := cfg.CheckSocket(); err != nil {
-		fmt.Fprintln(stderr, "tmux-mcp:", err)
-		return 2
-	}
-
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	cfg, warns, err := config.Load(getenv, flags)
+	auditToStderr := cfg.AuditLog == "" && (cmd.name == "serve" || cmd.name == "call" && cmd.audit)
+	logger := newLogger(stderr, cmd.name == "serve" || auditToStderr)
 	for _, w := range warns {
 		logger.Warn(string(w))
 	}
+	if err == nil {
+		err = errors.Join(cfg.CheckToolsets(server.Toolsets), cfg.CheckSocket())
+	}
+	if err != nil {
+		logErrors(logger, err)
+		return 2
+	}
+	if cmd.name == "docs" {
+		return docs(".", cmd.check, stdout, logger)
+	}
+
 	server.Version = Version()
-	auditLog := audit.New(stderr)
-	if cfg.AuditLog != "" {
+	var auditLog *audit.Logger
+	switch {
+	case cfg.AuditLog != "":
 		if auditLog, err = audit.Open(cfg.AuditLog); err != nil {
-			fmt.Fprintln(stderr, "tmux-mcp:", err)
+			logger.Error(err.Error())
 			return 2
 		}
 		defer auditLog.Close()
+	case auditToStderr:
+		auditLog = audit.New(stderr)
+	default:
+		auditLog = audit.New(io.Discard)
 	}
 	srv, err := server.New(cfg, server.Options{Logger: logger, Audit: auditLog})
 	if err != nil {
-		fmt.Fprintln(stderr, "tmux-mcp:", err)
+		logger.Error(err.Error())
 		return 2
 	}
 
@@ -171,31 +365,20 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			logger.Warn("cleaning up buffers", "error", err)
 		}
 	}
-	rest := fs.Args()
-	if len(rest) == 0 || rest[0] == "serve" {
-		defer cleanup(cleanupBudget)
-		return serve(ctx, srv, stdin, stdout, logger)
-	}
-	switch rest[0] {
+	switch cmd.name {
 	case "call":
 		defer cleanup(5 * time.Second)
-		return call(ctx, srv, rest[1:], stdout, stderr)
+		return call(ctx, srv, cmd, stdout, logger)
 	case "tools":
-		if len(rest) > 1 && rest[1] == "--stats" {
-			return toolStats(ctx, srv, stdout)
+		if cmd.stats {
+			return toolStats(ctx, srv, stdout, logger)
 		}
 		return listTools(srv, stdout)
 	case "doctor":
 		return doctor(ctx, cfg, stdout)
-	case "docs":
-		return docs(".", len(rest) > 1 && rest[1] == "--check", stdout, stderr)
-	case "help":
-		fs.Usage()
-		return 0
 	}
-	fmt.Fprintf(stderr, "tmux-mcp: unknown subcommand %q\n", rest[0])
-	fs.Usage()
-	return 2
+	defer cleanup(cleanupBudget)
+	return serve(ctx, srv, stdin, stdout, logger)
 }
 
 // serve speaks MCP on stdin/stdout until the client closes stdin or a
@@ -264,34 +447,44 @@ func isTerminal(f *os.File) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// call runs one tool and prints its result; a tool error exits 1.
-func call(ctx context.Context, srv *server.Server, args []string, stdout, stderr io.Writer) int {
-	if len(args) < 1 || len(args) > 2 {
-		fmt.Fprintln(stderr, "usage: tmux-mcp call TOOL ['{\"json\":\"arguments\"}']")
-		return 2
-	}
+// call runs one tool and prints its structured result as JSON, or its
+// text when it has none (--raw: the whole MCP result). A tool error prints
+// the whole result, since its type and suggestion live in _meta, and exits 1.
+func call(ctx context.Context, srv *server.Server, cmd command, stdout io.Writer, logger *slog.Logger) int {
 	raw := json.RawMessage("{}")
-	if len(args) == 2 {
-		if !json.Valid([]byte(args[1])) {
-			fmt.Fprintln(stderr, "tmux-mcp: the arguments are not valid JSON")
-			return 2
-		}
-		raw = json.RawMessage(args[1])
+	if len(cmd.args) == 2 {
+		raw = json.RawMessage(cmd.args[1])
 	}
 	ctx, cancel := context.WithTimeout(ctx, 150*time.Second)
 	defer cancel()
-	res, err := srv.CallTool(ctx, args[0], raw)
+	res, err := srv.CallTool(ctx, cmd.args[0], raw)
 	if err != nil {
-		fmt.Fprintln(stderr, "tmux-mcp:", err)
+		logger.Error(err.Error())
 		return 1
 	}
-	enc := json.NewEncoder(stdout)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(res)
+	writeResult(stdout, res, cmd.raw || res.IsError)
 	if res.IsError {
 		return 1
 	}
 	return 0
+}
+
+// writeResult prints what a person running one tool wants to read.
+func writeResult(w io.Writer, res *mcp.CallToolResult, raw bool) {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	switch {
+	case raw:
+		_ = enc.Encode(res)
+	case res.StructuredContent != nil:
+		_ = enc.Encode(res.StructuredContent)
+	default:
+		for _, c := range res.Content {
+			if t, ok := c.(*mcp.TextContent); ok {
+				fmt.Fprintln(w, t.Text)
+			}
+		}
+	}
 }
 
 func listTools(srv *server.Server, stdout io.Writer) int {
@@ -307,10 +500,10 @@ func listTools(srv *server.Server, stdout io.Writer) int {
 
 // toolStats prints the byte size of tools/list as a client receives it,
 // in total and per toolset: the context an agent spends on our tools.
-func toolStats(ctx context.Context, srv *server.Server, stdout io.Writer) int {
+func toolStats(ctx context.Context, srv *server.Server, stdout io.Writer, logger *slog.Logger) int {
 	total, per, err := srv.ToolListSizes(ctx)
 	if err != nil {
-		fmt.Fprintln(stdout, "tmux-mcp:", err)
+		logger.Error(err.Error())
 		return 1
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
@@ -327,7 +520,7 @@ func toolStats(ctx context.Context, srv *server.Server, stdout io.Writer) int {
 	fmt.Fprintf(stdout, "\ntools/list at the %s tier: %d tools, %d bytes (%.1f KB)\n", srv.Config().Safety, len(srv.Visible()), total, float64(total)/1024)
 	parts, err := srv.ToolListBreakdown()
 	if err != nil {
-		fmt.Fprintln(stdout, "tmux-mcp:", err)
+		logger.Error(err.Error())
 		return 1
 	}
 	kb := func(n int) string { return fmt.Sprintf("%d\t(%.1f KB)", n, float64(n)/1024) }
@@ -374,14 +567,14 @@ func doctor(ctx context.Context, cfg config.Config, stdout io.Writer) int {
 		say("tmux", "%s (%s): too old, tmux-mcp needs tmux 3.2 or newer", ver, bin)
 		ok = false
 	} else {
-		say("tmux", "%s (%s)", ver, bin)
+		say("tmux", "%s (%s, from %s)", ver, bin, cfg.From["tmux-bin"])
 	}
 	sock := tmux.Socket{Name: cfg.SocketName, Path: cfg.SocketPath}
 	switch {
 	case cfg.SocketPath != "":
-		say("socket", "path %s (TMUX_MCP_SOCKET_PATH)", cfg.SocketPath)
+		say("socket", "path %s (from %s)", cfg.SocketPath, cfg.SocketPathSource())
 	case cfg.SocketName != "":
-		say("socket", "name %s, i.e. %s (TMUX_MCP_SOCKET)", cfg.SocketName, filepath.Join(cfg.SocketDir(), cfg.SocketName))
+		say("socket", "name %s, i.e. %s (from %s)", cfg.SocketName, filepath.Join(cfg.SocketDir(), cfg.SocketName), cfg.SocketNameSource())
 	case cfg.Caller.SocketPath != "":
 		say("socket", "tmux's default, which inside tmux is the caller's server: %s", cfg.Caller.SocketPath)
 	default:
@@ -408,20 +601,22 @@ func doctor(ctx context.Context, cfg config.Config, stdout io.Writer) int {
 	} else {
 		say("caller", "not inside tmux (TMUX and TMUX_PANE unset)")
 	}
-	say("engine", "%s", cfg.Engine)
-	say("safety", "%s", cfg.Safety)
-	say("wait ceiling", "%gs", cfg.WaitMax)
-	say("history", "run_command suppresses shell history by default: %v", cfg.SuppressHistory)
+	from := func(flag string) string { return " (from " + orDash(cfg.From[flag]) + ")" }
+	say("engine", "%s%s", cfg.Engine, from("engine"))
+	say("safety", "%s%s", cfg.Safety, from("safety"))
+	say("wait ceiling", "%gs%s", cfg.WaitMax, from("wait-max-seconds"))
+	say("history", "run_command suppresses shell history by default: %v%s", cfg.SuppressHistory, from("suppress-history"))
 	if cfg.AuditLog != "" {
-		say("audit log", "%s", cfg.AuditLog)
+		say("audit log", "%s%s", cfg.AuditLog, from("audit-log"))
 	} else {
-		say("audit log", "stderr")
+		say("audit log", "stderr%s", from("audit-log"))
 	}
 	if len(cfg.Toolsets) > 0 {
-		say("toolsets", "%s", strings.Join(cfg.Toolsets, ","))
+		say("toolsets", "%s%s", strings.Join(cfg.Toolsets, ","), from("toolsets"))
 	} else {
-		say("toolsets", "all")
+		say("toolsets", "all%s", from("toolsets"))
 	}
+	say("prompt tools", "%v%s", cfg.PromptsAsTools, from("prompts-as-tools"))
 	self, _ := os.Executable()
 	fmt.Fprintf(stdout, "\nRegister it with a client, for example:\n  claude mcp add tmux -- %s\n  codex mcp add tmux -- %s\n", self, self)
 	if !ok {

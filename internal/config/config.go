@@ -11,6 +11,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -63,13 +64,14 @@ func ParseSafety(v, name string) (Tier, Warning) {
 	return Readonly, Warning(name + " is not one of readonly, mutating, destructive; using readonly")
 }
 
-// ParseEngine reads an engine setting: control or exec, else control with
-// a warning.
-func ParseEngine(v, name string) (string, Warning) {
+// ParseEngine reads an engine setting: control or exec. The reference has
+// no such setting, so nothing is kept compatible by guessing: anything else
+// stops start-up.
+func ParseEngine(v, name string) (string, error) {
 	if v == "control" || v == "exec" {
-		return v, ""
+		return v, nil
 	}
-	return "control", Warning(name + " is not control or exec; using control")
+	return "", fmt.Errorf("%w: %s must be control or exec", ErrInvalid, name)
 }
 
 // ParseSwitch reads a 0/1 setting; anything else is an error, since
@@ -136,6 +138,38 @@ type Config struct {
 	TmuxTmpdir      string
 	PromptsAsTools  bool   // add list_prompts and get_prompt as tools
 	Engine          string // how tmux is reached: "control" (persistent control-mode client) or "exec"
+
+	// From names where each setting came from, keyed by its flag name
+	// (Setting.Flag): "--flag", the variable read (TMUX_MCP_* or the
+	// reference's LIBTMUX_*), or "default". Load fills it; doctor shows it.
+	From map[string]string
+}
+
+// Setting is one configuration entry: its flag, its variable, the
+// reference server's variable read when ours is unset, and its default as
+// help shows it. Settings is the one list the CLI's flags, its help, doctor
+// and the README's table follow.
+type Setting struct {
+	Flag    string // flag name without dashes
+	Env     string // our variable
+	Ref     string // the reference's variable, or ""
+	Default string // as shown to a user
+	Usage   string
+	Bool    bool // a switch: --flag alone turns it on
+}
+
+// Settings lists every setting, in the order help and doctor show them.
+var Settings = []Setting{
+	{Flag: "socket", Env: "TMUX_MCP_SOCKET", Ref: "LIBTMUX_SOCKET", Default: "tmux's default", Usage: "tmux socket name (tmux -L)"},
+	{Flag: "socket-path", Env: "TMUX_MCP_SOCKET_PATH", Ref: "LIBTMUX_SOCKET_PATH", Default: "none", Usage: "tmux socket path (tmux -S); wins over --socket"},
+	{Flag: "tmux-bin", Env: "TMUX_MCP_TMUX_BIN", Ref: "LIBTMUX_TMUX_BIN", Default: "tmux", Usage: "tmux binary"},
+	{Flag: "safety", Env: "TMUX_MCP_SAFETY", Ref: "LIBTMUX_SAFETY", Default: "mutating", Usage: "safety tier: readonly, mutating or destructive"},
+	{Flag: "wait-max-seconds", Env: "TMUX_MCP_WAIT_MAX_SECONDS", Ref: "LIBTMUX_MCP_WAIT_MAX_SECONDS", Default: "30", Usage: "ceiling for waits, in seconds, 1 to 120"},
+	{Flag: "suppress-history", Env: "TMUX_MCP_SUPPRESS_HISTORY", Ref: "LIBTMUX_SUPPRESS_HISTORY", Default: "1", Usage: "default of run_command's suppress_history: 0 or 1"},
+	{Flag: "audit-log", Env: "TMUX_MCP_AUDIT_LOG", Default: "stderr", Usage: "append the audit log to this file"},
+	{Flag: "toolsets", Env: "TMUX_MCP_TOOLSETS", Default: "all", Usage: "comma-separated toolsets to expose"},
+	{Flag: "engine", Env: "TMUX_MCP_ENGINE", Default: "control", Usage: "how to reach tmux: control (one persistent control-mode client per server) or exec (a tmux process per call)"},
+	{Flag: "prompts-as-tools", Env: "TMUX_MCP_PROMPTS_AS_TOOLS", Ref: "LIBTMUX_MCP_PROMPTS_AS_TOOLS", Default: "0", Usage: "add list_prompts and get_prompt as tools, for clients without MCP prompts (0 or 1)", Bool: true},
 }
 
 // Warning is a problem with a setting that was handled by falling back.
@@ -160,51 +194,94 @@ func lookup(env Getenv, ours, theirs string) (string, string) {
 	return "", ours
 }
 
-// FromEnv builds the configuration from the environment. The CLI's flags,
-// parsed with the same Parse* functions, override it.
-func FromEnv(env Getenv) (Config, []Warning, error) {
+// FromEnv builds the configuration from the environment alone.
+func FromEnv(env Getenv) (Config, []Warning, error) { return Load(env, nil) }
+
+// Load builds the configuration: for each setting the flag when it was
+// given (flags holds only those, keyed by Setting.Flag), else our variable,
+// else the reference's, else the default. Invalid values are handled one
+// way whatever their source: the safety tier and the wait ceiling warn and
+// fall back, as the reference does; every other invalid value is an error
+// wrapping ErrInvalid, all of them joined, each naming its flag or
+// variable (never the value: environment blocks often carry secrets).
+func Load(env Getenv, flags map[string]string) (Config, []Warning, error) {
 	var warns []Warning
-	c := Config{Safety: Mutating, WaitMax: DefaultWaitMax, SuppressHistory: true, TmuxBin: "tmux", Engine: "control"}
-	c.SocketName, c.SocketNameFrom = lookup(env, "TMUX_MCP_SOCKET", "LIBTMUX_SOCKET")
-	c.SocketPath, c.SocketPathFrom = lookup(env, "TMUX_MCP_SOCKET_PATH", "LIBTMUX_SOCKET_PATH")
-	if v, _ := lookup(env, "TMUX_MCP_TMUX_BIN", "LIBTMUX_TMUX_BIN"); v != "" {
-		c.TmuxBin = v
-	}
-	if v, name := lookup(env, "TMUX_MCP_SAFETY", "LIBTMUX_SAFETY"); v != "" {
-		var w Warning
-		if c.Safety, w = ParseSafety(v, name); w != "" {
-			warns = append(warns, w)
+	var errs []error
+	c := Config{Safety: Mutating, WaitMax: DefaultWaitMax, SuppressHistory: true, TmuxBin: "tmux", Engine: "control",
+		From: map[string]string{}}
+	for _, st := range Settings {
+		v, src := "", "default"
+		if fv, ok := flags[st.Flag]; ok {
+			v, src = fv, "--"+st.Flag
+		} else if ev, name := lookup(env, st.Env, st.Ref); ev != "" {
+			v, src = ev, name
 		}
-	}
-	if v, name := lookup(env, "TMUX_MCP_WAIT_MAX_SECONDS", "LIBTMUX_MCP_WAIT_MAX_SECONDS"); v != "" {
-		f, w := ParseWaitMax(v, name)
-		c.WaitMax = f
+		c.From[st.Flag] = src
+		if src == "default" {
+			continue
+		}
+		var w Warning
+		var err error
+		switch st.Flag {
+		case "socket":
+			c.SocketName, c.SocketNameFrom = v, src
+		case "socket-path":
+			c.SocketPath, c.SocketPathFrom = v, src
+		case "tmux-bin":
+			if v != "" {
+				c.TmuxBin = v
+			}
+		case "safety":
+			c.Safety, w = ParseSafety(v, src)
+		case "wait-max-seconds":
+			c.WaitMax, w = ParseWaitMax(v, src)
+		case "suppress-history":
+			c.SuppressHistory, err = ParseSwitch(v, src)
+		case "audit-log":
+			c.AuditLog = v
+		case "toolsets":
+			c.Toolsets = SplitList(v)
+		case "engine":
+			c.Engine, err = ParseEngine(v, src)
+		case "prompts-as-tools":
+			c.PromptsAsTools, err = ParseSwitch(v, src)
+		}
 		if w != "" {
 			warns = append(warns, w)
 		}
-	}
-	if v, name := lookup(env, "TMUX_MCP_SUPPRESS_HISTORY", "LIBTMUX_SUPPRESS_HISTORY"); v != "" {
-		var err error
-		if c.SuppressHistory, err = ParseSwitch(v, name); err != nil {
-			return c, warns, err
+		if err != nil {
+			errs = append(errs, err)
 		}
-	}
-	c.AuditLog = env("TMUX_MCP_AUDIT_LOG")
-	if v := env("TMUX_MCP_TOOLSETS"); v != "" {
-		c.Toolsets = SplitList(v)
-	}
-	if v := env("TMUX_MCP_ENGINE"); v != "" {
-		var w Warning
-		if c.Engine, w = ParseEngine(v, "TMUX_MCP_ENGINE"); w != "" {
-			warns = append(warns, w)
-		}
-	}
-	if v, _ := lookup(env, "TMUX_MCP_PROMPTS_AS_TOOLS", "LIBTMUX_MCP_PROMPTS_AS_TOOLS"); v == "1" {
-		c.PromptsAsTools = true
 	}
 	c.Caller = ParseCaller(env("TMUX"), env("TMUX_PANE"))
 	c.TmuxTmpdir = env("TMUX_TMPDIR")
-	return c, warns, nil
+	return c, warns, errors.Join(errs...)
+}
+
+// CheckToolsets reports every entry of the toolsets setting that is not in
+// known, by position (the first entry is 1), never by value.
+func (c Config) CheckToolsets(known []string) error {
+	var errs []error
+	for i, ts := range c.Toolsets {
+		if !slices.Contains(known, ts) {
+			errs = append(errs, fmt.Errorf("%w: %s: entry %d of %d is not a toolset (known: %s)",
+				ErrInvalid, c.source("toolsets"), i+1, len(c.Toolsets), strings.Join(known, ", ")))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// source names where a setting came from, for messages.
+func (c Config) source(flag string) string {
+	if s := c.From[flag]; s != "" {
+		return s
+	}
+	for _, st := range Settings {
+		if st.Flag == flag {
+			return st.Env
+		}
+	}
+	return flag
 }
 
 // ParseWaitMax parses a wait ceiling: non-numeric or non-finite falls back to

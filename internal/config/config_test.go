@@ -63,3 +63,39 @@ func TestFromEnv(t *testing.T) {
 		t.Errorf("suppress history: %v", err)
 	}
 }
+
+// Flags win over both variables; From names each setting's source; every
+// invalid entry is reported, by name, in one error.
+func TestLoadSourcesAndErrors(t *testing.T) {
+	env := envOf(map[string]string{"TMUX_MCP_SAFETY": "readonly", "LIBTMUX_SAFETY": "destructive", "LIBTMUX_MCP_WAIT_MAX_SECONDS": "7"})
+	c, warns, err := Load(env, map[string]string{"safety": "mutating", "engine": "exec"})
+	if err != nil || len(warns) != 0 {
+		t.Fatal(err, warns)
+	}
+	want := map[string]string{"safety": "--safety", "engine": "--engine", "wait-max-seconds": "LIBTMUX_MCP_WAIT_MAX_SECONDS", "socket": "default", "prompts-as-tools": "default"}
+	for k, v := range want {
+		if c.From[k] != v {
+			t.Errorf("From[%s] = %q, want %q", k, c.From[k], v)
+		}
+	}
+	if c.Safety != Mutating || c.Engine != "exec" || c.WaitMax != 7 {
+		t.Errorf("config %+v", c)
+	}
+	if len(c.From) != len(Settings) {
+		t.Errorf("From has %d entries for %d settings", len(c.From), len(Settings))
+	}
+
+	_, _, err = Load(envOf(map[string]string{"TMUX_MCP_ENGINE": "x1", "LIBTMUX_MCP_PROMPTS_AS_TOOLS": "true"}), map[string]string{"suppress-history": "x2"})
+	for _, name := range []string{"TMUX_MCP_ENGINE must be", "LIBTMUX_MCP_PROMPTS_AS_TOOLS must be 0 or 1", "--suppress-history must be 0 or 1"} {
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), name) {
+			t.Errorf("error %v lacks %q", err, name)
+		}
+	}
+
+	c = Config{Toolsets: []string{"pane", "nope", "server", "zzz"}, From: map[string]string{"toolsets": "--toolsets"}}
+	err = c.CheckToolsets([]string{"pane", "server"})
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "--toolsets: entry 2 of 4 is not a toolset (known: pane, server)") ||
+		!strings.Contains(err.Error(), "entry 4 of 4") || strings.Contains(err.Error(), "nope") {
+		t.Errorf("CheckToolsets: %v", err)
+	}
+}
