@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
@@ -95,6 +96,11 @@ type runRecord struct {
 	started time.Time
 	ps      *paneStream
 	begun   chan struct{} // closed when the start marker is seen
+	// holdOver is set once other input gave up waiting for the start
+	// marker (inputHoldMax): the shell is not running the wrapper (a
+	// program or copy mode has the pane), so later input, and every
+	// operation of a batch, goes through without waiting again.
+	holdOver atomic.Bool
 
 	mu       sync.Mutex
 	lines    []string
@@ -217,7 +223,7 @@ func (s *Server) holdInput(ctx context.Context, sock tmux.Socket, pane string) (
 	for {
 		pg.RLock()
 		rec := reg.inFlight(k)
-		if rec == nil || rec.hasBegun() {
+		if rec == nil || rec.hasBegun() || rec.holdOver.Load() {
 			return done, nil
 		}
 		pg.RUnlock()
@@ -225,6 +231,7 @@ func (s *Server) holdInput(ctx context.Context, sock tmux.Socket, pane string) (
 		case <-rec.begun:
 		case <-rec.done:
 		case <-deadline.C:
+			rec.holdOver.Store(true)
 			pg.RLock()
 			return done, nil
 		case <-ctx.Done():

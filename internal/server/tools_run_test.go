@@ -526,6 +526,18 @@ func TestInputHeldUntilStartMarker(t *testing.T) {
 		t.Errorf("held for %v, want about 300ms", el)
 	}
 	waitScreen(t, e, "late-42")
+	// Once the hold has given up on a run, input does not wait for it again:
+	// a batch of several operations used to wait inputHoldMax per operation
+	// (the fault suite's fuzz saw a send_keys_batch take over 30 s).
+	start = time.Now()
+	var ops []any
+	for i := 1; i <= 4; i++ {
+		ops = append(ops, map[string]any{"pane_id": "%0", "keys": fmt.Sprintf("echo b%d", i)})
+	}
+	e.ok("send_keys_batch", map[string]any{"operations": ops}, nil)
+	if el := time.Since(start); el > 250*time.Millisecond {
+		t.Errorf("a batch after the hold gave up on the run waited %v", el)
+	}
 }
 
 func waitScreen(t *testing.T, e *env, text string) {
