@@ -1,0 +1,105 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
+)
+
+// TestMemoryAfterCalls drives the built binary over stdio with the Go SDK
+// client for 2,000 get_pane_info calls, reads the server process's VmRSS,
+// then makes it 20,000 calls and reads it again: the resident set must stay
+// within 20 MB and must not grow with the number of calls (a leak, or a
+// collector that lets the heap drift, would show here). It takes tens of
+// seconds, so it runs only with TMUX_MCP_MEMORY_TEST=1.
+// TMUX_MCP_MEMORY_ENV adds space-separated VAR=value settings to the
+// server's environment, e.g. "GOGC=100 GOMEMLIMIT=off" to measure the Go
+// runtime's defaults instead of the shipped GC settings.
+func TestMemoryAfterCalls(t *testing.T) {
+	if os.Getenv("TMUX_MCP_MEMORY_TEST") == "" {
+		t.Skip("set TMUX_MCP_MEMORY_TEST=1 to run (about 20,000 calls)")
+	}
+	ts := tmuxtest.New(t)
+	cmd := serverCmd(ts, append([]string{"TMUX_MCP_AUDIT_LOG=/dev/null"}, strings.Fields(os.Getenv("TMUX_MCP_MEMORY_ENV"))...)...)
+	cs := connect(t, cmd)
+	pid := cmd.Process.Pid
+	ctx := context.Background()
+	args := &mcp.CallToolParams{Name: "get_pane_info", Arguments: map[string]any{"pane_id": "%0"}}
+	calls := 0
+	// callUntil makes calls up to n in all and returns the highest VmRSS
+	// sampled every 50 calls over the last 1,000: a single reading lands at
+	// a random point of the collector's cycle, the peak of a window does not.
+	callUntil := func(n int) (peak int64) {
+		for ; calls < n; calls++ {
+			res, err := cs.CallTool(ctx, args)
+			if err != nil || res.IsError {
+				t.Fatalf("call %d: %v %+v", calls, err, res)
+			}
+			if calls >= n-1000 && calls%50 == 0 {
+				peak = max(peak, procStatus(t, pid).rss)
+			}
+		}
+		return max(peak, procStatus(t, pid).rss)
+	}
+	const limit = 20 << 20
+	peak2k := callUntil(2000)
+	st2k := procStatus(t, pid)
+	t.Logf("after %d calls: VmRSS %.2f MB (peak of the last 1,000 calls %.2f MB), RssAnon %.2f MB, VmHWM %.2f MB",
+		calls, mb(st2k.rss), mb(peak2k), mb(st2k.anon), mb(st2k.hwm))
+	peak20k := callUntil(20000)
+	st20k := procStatus(t, pid)
+	t.Logf("after %d calls: VmRSS %.2f MB (peak of the last 1,000 calls %.2f MB), RssAnon %.2f MB, VmHWM %.2f MB",
+		calls, mb(st20k.rss), mb(peak20k), mb(st20k.anon), mb(st20k.hwm))
+	if peak2k > limit {
+		t.Errorf("VmRSS after 2,000 calls peaks at %.2f MB, want ≤ 20 MB", mb(peak2k))
+	}
+	// 64 KB of slack: the runtime may fault in a few pages of code or stack
+	// late; growth beyond that is the heap drifting.
+	if peak20k > peak2k+64<<10 {
+		t.Errorf("VmRSS grew: peak %.2f MB over calls 1,000-2,000, %.2f MB over calls 19,000-20,000", mb(peak2k), mb(peak20k))
+	}
+}
+
+func mb(b int64) float64 { return float64(b) / (1 << 20) }
+
+type status struct{ rss, anon, hwm int64 }
+
+// procStatus reads VmRSS, RssAnon and VmHWM (peak RSS), in bytes, from
+// /proc/PID/status.
+func procStatus(t *testing.T, pid int) status {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st status
+	for line := range strings.Lines(string(data)) {
+		f := strings.Fields(line)
+		if len(f) != 3 || f[2] != "kB" {
+			continue
+		}
+		n, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		switch f[0] {
+		case "VmRSS:":
+			st.rss = n << 10
+		case "RssAnon:":
+			st.anon = n << 10
+		case "VmHWM:":
+			st.hwm = n << 10
+		}
+	}
+	if st.rss == 0 {
+		t.Fatalf("no VmRSS in /proc/%d/status", pid)
+	}
+	return st
+}
