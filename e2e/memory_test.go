@@ -1,12 +1,16 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -73,7 +77,7 @@ type status struct{ rss, anon, hwm int64 }
 
 // procStatus reads VmRSS, RssAnon and VmHWM (peak RSS), in bytes, from
 // /proc/PID/status.
-func procStatus(t *testing.T, pid int) status {
+func procStatus(t testing.TB, pid int) status {
 	t.Helper()
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
@@ -102,4 +106,61 @@ func procStatus(t *testing.T, pid int) status {
 		t.Fatalf("no VmRSS in /proc/%d/status", pid)
 	}
 	return st
+}
+
+// BenchmarkStdioGCSettings is one get_pane_info call over stdio through a
+// thin line client, with the server at the Go runtime's defaults
+// (GOGC=100, no memory limit), at GC percent 400 without a limit (what
+// the binary shipped before the memory limit), and at the shipped settings
+// (nothing set: cli.ApplyGCSettings applies them). It reports the median
+// call (p50-us) and the server's VmRSS at the end (rss-MB).
+func BenchmarkStdioGCSettings(b *testing.B) {
+	ts := tmuxtest.New(b)
+	for _, v := range []struct{ name, env string }{
+		{"runtime-default", "GOGC=100 GOMEMLIMIT=off"},
+		{"gc400-nolimit", "GOGC=400 GOMEMLIMIT=off"},
+		{"shipped", ""},
+	} {
+		b.Run(v.name, func(b *testing.B) {
+			cmd := serverCmd(ts, append([]string{"TMUX_MCP_AUDIT_LOG=/dev/null"}, strings.Fields(v.env)...)...)
+			stdin, _ := cmd.StdinPipe()
+			stdout, _ := cmd.StdoutPipe()
+			cmd.Stderr = io.Discard
+			if err := cmd.Start(); err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
+			r := bufio.NewReaderSize(stdout, 1<<20)
+			send := func(line string) {
+				if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+					b.Fatal(err)
+				}
+				for {
+					resp, err := r.ReadString('\n')
+					if err != nil {
+						b.Fatal(err)
+					}
+					if strings.Contains(resp, `"id"`) {
+						if strings.Contains(resp, `"isError":true`) || strings.Contains(resp, `"error"`) {
+							b.Fatal(resp)
+						}
+						return
+					}
+				}
+			}
+			send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`)
+			_, _ = io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+			var durs []time.Duration
+			i := 0
+			for b.Loop() {
+				i++
+				start := time.Now()
+				send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_pane_info","arguments":{"pane_id":"%%0"}}}`, i))
+				durs = append(durs, time.Since(start))
+			}
+			slices.Sort(durs)
+			b.ReportMetric(float64(durs[len(durs)/2].Nanoseconds())/1e3, "p50-us")
+			b.ReportMetric(mb(procStatus(b, cmd.Process.Pid).rss), "rss-MB")
+		})
+	}
 }
