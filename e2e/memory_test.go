@@ -64,9 +64,12 @@ func TestMemoryAfterCalls(t *testing.T) {
 	if peak2k > limit {
 		t.Errorf("VmRSS after 2,000 calls peaks at %.2f MB, want ≤ 20 MB", mb(peak2k))
 	}
-	// 64 KB of slack: the runtime may fault in a few pages of code or stack
-	// late; growth beyond that is the heap drifting.
-	if peak20k > peak2k+64<<10 {
+	// 256 KB (64 pages, 1.4% of the total) of slack: the peak of a window
+	// varies by 0.1-0.3 MB from run to run with where the collector's cycles
+	// fall, and the runtime may fault in a few pages of code or stack late;
+	// a leak or a drifting heap goal shows as megabytes (without the memory
+	// limit the resident set is 29 MB by 2,000 calls).
+	if peak20k > peak2k+256<<10 {
 		t.Errorf("VmRSS grew: peak %.2f MB over calls 1,000-2,000, %.2f MB over calls 19,000-20,000", mb(peak2k), mb(peak20k))
 	}
 }
