@@ -7,16 +7,13 @@ import (
 	"context"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/cli"
 )
 
 func main() {
-	// The heap stays small (a few MB) while every call allocates JSON: a
-	// less eager collector trims per-call latency at little memory cost.
-	debug.SetGCPercent(400)
+	cli.ApplyGCSettings(os.Getenv)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	// The first signal starts a bounded shutdown; a second one kills at once.
 	go func() { <-ctx.Done(); stop() }()
