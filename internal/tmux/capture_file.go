@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Capturing pane text over the control connection without the text ever
@@ -39,8 +40,12 @@ type captureFiles struct {
 	dir    string
 	err    error
 	closed bool
-	broken map[Socket]bool // save-buffer failed there (e.g. another user's server): use exec
+	broken map[Socket]time.Time // captures there go to exec until then
 }
+
+// captureBackoff is how long a socket's captures go to exec after tmux
+// could not write a capture file there.
+const captureBackoff = time.Minute
 
 // path returns the directory, creating it on first use. An error means
 // captures go to exec.
@@ -70,16 +75,16 @@ func (f *captureFiles) path() (string, error) {
 func (f *captureFiles) isBroken(sock Socket) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.broken[sock]
+	return time.Now().Before(f.broken[sock])
 }
 
 func (f *captureFiles) setBroken(sock Socket) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.broken == nil {
-		f.broken = make(map[Socket]bool)
+		f.broken = make(map[Socket]time.Time)
 	}
-	f.broken[sock] = true
+	f.broken[sock] = time.Now().Add(captureBackoff)
 }
 
 // remove deletes the directory and whatever a call abandoned in it (a file
@@ -203,6 +208,22 @@ func (r *ControlRunner) runCaptures(ctx context.Context, sock Socket, p *capture
 	outs, viaExec, err := r.runConn(ctx, sock, p.expanded, p.orig)
 	if viaExec {
 		return outs, err
+	}
+	if errors.Is(err, ErrControlLost) && ctx.Err() == nil {
+		// tmux 3.3a reports a file it could not write (a server of
+		// another user, or on another host, a directory gone) as text
+		// outside any reply block, which ends the connection. The call
+		// only reads, so exec answers it, and the socket's captures go to
+		// exec for a while: a broken directory costs one reconnect, not
+		// one per call. The line ran to its end (delete-buffer too); the
+		// buffers are deleted again in case it did not.
+		r.capture.setBroken(sock)
+		for _, f := range p.files {
+			if f != "" {
+				_, _ = r.execRunner().Run(ctx, sock, Command{"delete-buffer", "-b", filepath.Base(f)})
+			}
+		}
+		return r.execRunner().Run(ctx, sock, p.orig...)
 	}
 	var ce *CommandError
 	if err != nil && !errors.As(err, &ce) {
