@@ -99,6 +99,15 @@ func (f *captureFiles) remove() {
 	}
 }
 
+// maxBufferCaptures is the most captures one call sends in buffer form.
+// Each save-buffer costs tmux about half a millisecond (it writes the file
+// and answers on a later turn of its event loop), so a call with many
+// captures (search_panes over a big server) is cheaper as one exec'd
+// process that prints them all, as measured with 200 panes: 120-240 ms in
+// buffer form against 70-90 ms exec'd. Below this, buffer form wins (one
+// capture: about 2 ms against 8 ms per call, in the same run).
+const maxBufferCaptures = 16
+
 // captureCompanions are the commands that may share a call with captures in
 // buffer form. They only read, so a call that has to go to exec after the
 // capture ran (a save-buffer that failed) can safely run again.
@@ -172,7 +181,7 @@ func (r *ControlRunner) planCaptures(sock Socket, cmds []Command) *capturePlan {
 		p.at[i] = len(p.expanded)
 		p.expanded = append(p.expanded, c)
 	}
-	if captures == 0 || r.capture.isBroken(sock) {
+	if captures == 0 || captures > maxBufferCaptures || r.capture.isBroken(sock) {
 		return nil
 	}
 	dir, err := r.capture.path()

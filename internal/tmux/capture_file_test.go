@@ -196,3 +196,33 @@ func TestControlCaptureSaveFails(t *testing.T) {
 		t.Errorf("%d control connections, want 2 (one reconnect after the failed save)", n)
 	}
 }
+
+// A call with more captures than buffer form pays for goes to exec as one
+// process, with the same answer.
+func TestControlCaptureManyGoToExec(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	ctl, _, spawns := controlRunner(t, srv)
+	if _, err := ctl.Run(context.Background(), srv.Socket, tmux.Command{"display-message", "-p", "warm"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{16, 17} {
+		var cmds []tmux.Command
+		for range n {
+			cmds = append(cmds, tmux.Command{"capture-pane", "-p", "-J", "-t", "%0"})
+		}
+		want := summarize(srv.Runner().Run(context.Background(), srv.Socket, cmds...))
+		before := spawns.Load()
+		got := summarize(ctl.Run(context.Background(), srv.Socket, cmds...))
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%d captures: %+v, exec %+v", n, got, want)
+		}
+		wantSpawns := int32(0)
+		if n > 16 {
+			wantSpawns = 1
+		}
+		if d := spawns.Load() - before; d != wantSpawns {
+			t.Errorf("%d captures: %d spawns, want %d", n, d, wantSpawns)
+		}
+	}
+}
