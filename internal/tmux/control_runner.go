@@ -181,7 +181,9 @@ func init() {
 // overControl reports whether every command of a Run may go over control
 // mode. Besides the safe list, a command whose reply could hold a line
 // chosen by a program in a pane stays off the shared connection, so pane
-// text can never forge its framing: capture-pane (the screen itself), and
+// text can never forge its framing: capture-pane (the screen itself; Run
+// sends it in buffer form instead, whose reply holds no text, see
+// capture_file.go), and
 // display-message with a format that is not one of our row formats (a
 // user's format may begin with #{pane_title}, which a program sets by
 // printing an escape sequence). Our row formats start every line with the
