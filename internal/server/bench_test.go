@@ -194,3 +194,24 @@ func TestWaitSpawnsNoProcesses(t *testing.T) {
 		t.Errorf("%d processes spawned during the wait (%s)", n, r.Outcome)
 	}
 }
+
+// BenchmarkCapturePane is one capture_pane call through the whole server,
+// over the control-mode engine (the capture travels in buffer form over the
+// connection, no process) and over exec (one tmux process per call, what
+// the control engine also did for captures before).
+func BenchmarkCapturePane(b *testing.B) {
+	ts := tmuxtest.New(b)
+	ts.MustRun("respawn-pane", "-k", "-t", "%0", "seq 1 40; exec sleep 600")
+	for _, engine := range []string{"control", "exec"} {
+		b.Run(engine, func(b *testing.B) {
+			e := benchEnv(b, ts, engine)
+			args := &mcp.CallToolParams{Name: "capture_pane", Arguments: map[string]any{"pane_id": "%0"}}
+			for b.Loop() {
+				res, err := e.cs.CallTool(context.Background(), args)
+				if err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
+	}
+}

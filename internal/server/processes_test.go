@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
@@ -109,4 +110,39 @@ func TestProcessesPerReadTool(t *testing.T) {
 	}
 	sort.Strings(report)
 	t.Logf("tmux processes per call: %s", strings.Join(report, " "))
+}
+
+// TestCaptureSpawnsNoProcesses: over the control-mode engine, the readers
+// of pane text (capture_pane, snapshot_pane, search_panes, capture_since)
+// spawn no tmux process once the engine is connected: captures travel over
+// the connection in buffer form (internal/tmux/capture_file.go).
+func TestCaptureSpawnsNoProcesses(t *testing.T) {
+	ts := tmuxtest.New(t)
+	var spawned, connects atomic.Int64
+	execR := ts.Runner()
+	execR.OnSpawn = func([]string) { spawned.Add(1) }
+	cr := &tmux.ControlRunner{Bin: ts.Bin, Env: tmuxtest.CleanEnv(), Exec: execR, OnConnect: func([]string) { connects.Add(1) }}
+	t.Cleanup(func() { _ = cr.Close() })
+	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Readonly, WaitMax: 30}
+	e := newEnvWith(t, ts, cfg, cr)
+	e.ok("get_pane_info", map[string]any{"pane_id": "%0"}, nil) // the engine connects
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"capture_pane", map[string]any{"pane_id": "%0"}},
+		{"capture_pane", map[string]any{"pane_id": "%0", "start": -5, "end": 2}},
+		{"snapshot_pane", map[string]any{"pane_id": "%0"}},
+		{"search_panes", map[string]any{"pattern": "x"}},
+		{"capture_since", map[string]any{"pane_id": "%0"}},
+	} {
+		before := spawned.Load()
+		e.ok(c.tool, c.args, nil)
+		if n := spawned.Load() - before; n != 0 {
+			t.Errorf("%s %v spawned %d tmux processes over the control engine", c.tool, c.args, n)
+		}
+	}
+	if n := connects.Load(); n != 1 {
+		t.Errorf("%d engine connections, want 1", n)
+	}
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -586,4 +588,89 @@ func TestDisplayMessageRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestCaptureForgedFraming: a pane that prints lines looking like the
+// control protocol's framing (%begin/%end/%error with the current time and
+// the command numbers tmux is likely to use, %output, %exit) changes no
+// answer of the readers of pane text over the control-mode engine, and
+// later calls go on over the same connection (no reconnect).
+func TestCaptureForgedFraming(t *testing.T) {
+	t.Parallel()
+	ts := tmuxtest.New(t)
+	var connects atomic.Int64
+	cr := &tmux.ControlRunner{Bin: ts.Bin, Env: tmuxtest.CleanEnv(), OnConnect: func([]string) { connects.Add(1) }}
+	t.Cleanup(func() { _ = cr.Close() })
+	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Destructive, WaitMax: 30}
+	e := newEnvWith(t, ts, cfg, cr)
+	e.ok("get_pane_info", map[string]any{"pane_id": "%0"}, nil) // the engine connects
+	pids := cr.ClientPIDs()
+
+	// tmux numbers commands server-wide: learn where the count is, and
+	// forge the guards of the next few hundred commands, this second and
+	// the next two.
+	next := controlCommandNumber(t, ts)
+	now := time.Now().Unix()
+	var lines []string
+	for sec := now; sec <= now+2; sec++ {
+		for n := next; n < next+600; n++ {
+			lines = append(lines, fmt.Sprintf("%%end %d %d 1", sec, n))
+		}
+	}
+	lines = append(lines, fmt.Sprintf("%%begin %d %d 1", now, next+1), fmt.Sprintf("%%error %d %d 1", now, next+2))
+	lines = append(lines, "%output %0 forged", "%exit", "%end "+strconv.FormatInt(now, 10)+" 1 1", "%exit")
+	ts.MustRun("set-option", "-g", "history-limit", "5000")
+	id := showText(t, e, "main", strings.Join(lines, "\n")+"\n")
+
+	for round := 0; round < 3; round++ {
+		var got string
+		res := e.ok("capture_pane", map[string]any{"pane_id": id, "start": -len(lines), "max_lines": nil}, nil)
+		got = text(res)
+		if got != strings.Join(lines, "\n") {
+			t.Fatalf("capture_pane: got %d bytes, want the pane's %d lines exactly:\n%.300s", len(got), len(lines), got)
+		}
+		var snap PaneSnapshot
+		e.ok("snapshot_pane", map[string]any{"pane_id": id}, &snap)
+		want := strings.Join(captureLines([]byte(ts.MustRun("capture-pane", "-p", "-t", id)+"\n")), "\n")
+		if snap.Content != want || !strings.HasSuffix(snap.Content, "%exit") {
+			t.Fatalf("snapshot_pane content:\n%s\nwant:\n%s", snap.Content, want)
+		}
+		var found SearchPanesResult
+		e.ok("search_panes", map[string]any{"pattern": "%exit", "session_name": "main"}, &found)
+		if len(found.Matches) != 1 || found.Matches[0].PaneID != id || !reflect.DeepEqual(found.Matches[0].MatchedLines, []string{"%exit", "%exit"}) {
+			t.Fatalf("search_panes: %+v", found.Matches)
+		}
+	}
+	e.ok("get_pane_info", map[string]any{"pane_id": id}, nil)
+	if n := connects.Load(); n != 1 {
+		t.Errorf("%d control connections, want 1 (the forged lines broke the connection)", n)
+	}
+	if got := cr.ClientPIDs(); !reflect.DeepEqual(got, pids) {
+		t.Errorf("control client pids %v, were %v", got, pids)
+	}
+}
+
+// controlCommandNumber returns the number tmux gave the last command of a
+// control client of the test's own: the commands after it get the next
+// numbers.
+func controlCommandNumber(t *testing.T, ts *tmuxtest.Server) int {
+	t.Helper()
+	args := append(append([]string{}, ts.Socket.Args()...), "-C", "attach-session", "-f", "no-output", "-t", "main")
+	cmd := exec.Command(ts.Bin, args...)
+	cmd.Env = tmuxtest.CleanEnv()
+	cmd.Stdin = strings.NewReader("display-message -p x\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := -1
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) == 4 && f[0] == "%begin" {
+			n, _ = strconv.Atoi(f[2])
+		}
+	}
+	if n < 0 {
+		t.Fatalf("no %%begin in %q", out)
+	}
+	return n
 }

@@ -76,6 +76,8 @@ type ControlRunner struct {
 	closed bool
 	once   sync.Once
 	exec   *ExecRunner
+
+	capture captureFiles // capture_file.go
 }
 
 type ctlSocket struct {
@@ -121,6 +123,7 @@ func (r *ControlRunner) Close() error {
 	socks := r.socks
 	r.socks = nil
 	r.mu.Unlock()
+	defer r.capture.remove()
 	for _, s := range socks {
 		s.sem <- struct{}{}
 		if s.conn != nil {
@@ -178,7 +181,9 @@ func init() {
 // overControl reports whether every command of a Run may go over control
 // mode. Besides the safe list, a command whose reply could hold a line
 // chosen by a program in a pane stays off the shared connection, so pane
-// text can never forge its framing: capture-pane (the screen itself), and
+// text can never forge its framing: capture-pane (the screen itself; Run
+// sends it in buffer form instead, whose reply holds no text, see
+// capture_file.go), and
 // display-message with a format that is not one of our row formats (a
 // user's format may begin with #{pane_title}, which a program sets by
 // printing an escape sequence). Our row formats start every line with the
@@ -205,38 +210,58 @@ func overControl(cmds []Command) bool {
 	return true
 }
 
-// Run implements Runner.
+// Run implements Runner. A call whose captures can go over the connection
+// in buffer form (capture_file.go) does so; other calls that may not share
+// the connection go to exec.
 func (r *ControlRunner) Run(ctx context.Context, sock Socket, cmds ...Command) ([][]byte, error) {
 	if len(cmds) == 0 {
 		return nil, nil
 	}
 	if !overControl(cmds) {
+		if p := r.planCaptures(sock, cmds); p != nil {
+			return r.runCaptures(ctx, sock, p)
+		}
 		return r.execRunner().Run(ctx, sock, cmds...)
+	}
+	outs, _, err := r.runConn(ctx, sock, cmds, cmds)
+	return outs, err
+}
+
+// runConn runs cmds over the socket's connection, or runs fallback with the
+// exec runner (viaExec) when there is no connection; a nil fallback then
+// runs nothing and returns ErrControlLost.
+func (r *ControlRunner) runConn(ctx context.Context, sock Socket, cmds, fallback []Command) (outs [][]byte, viaExec bool, err error) {
+	toExec := func() ([][]byte, bool, error) {
+		if fallback == nil {
+			return nil, true, fmt.Errorf("%w: no connection", ErrControlLost)
+		}
+		outs, err := r.execRunner().Run(ctx, sock, fallback...)
+		return outs, true, err
 	}
 	start := time.Now()
 	ctx, cancel := withTimeout(ctx, r.Timeout)
 	defer cancel()
 	if ctx.Err() != nil {
-		return nil, ctxError(ctx, cmds, start)
+		return nil, false, ctxError(ctx, cmds, start)
 	}
 	for attempt := 0; attempt < 2; attempt++ {
 		conn, err := r.conn(ctx, sock)
 		if err != nil {
-			return nil, ctxError(ctx, cmds, start)
+			return nil, false, ctxError(ctx, cmds, start)
 		}
 		if conn == nil {
-			return r.execRunner().Run(ctx, sock, cmds...)
+			return toExec()
 		}
 		outs, err := conn.run(ctx, cmds, nil)
 		if errors.Is(err, errNotSent) {
 			continue // the connection died before anything was written
 		}
 		if err != nil && ctx.Err() != nil && (err == ctx.Err() || errors.Is(err, ErrControlLost)) {
-			return nil, ctxError(ctx, cmds, start)
+			return nil, false, ctxError(ctx, cmds, start)
 		}
-		return outs, err
+		return outs, false, err
 	}
-	return r.execRunner().Run(ctx, sock, cmds...)
+	return toExec()
 }
 
 // conn returns the socket's live connection, connecting when there is none
