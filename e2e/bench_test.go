@@ -29,31 +29,7 @@ func BenchmarkStdioGetPaneInfo(b *testing.B) {
 	})
 	for _, engine := range []string{"exec", "control"} {
 		b.Run("stdio-get_pane_info-"+engine, func(b *testing.B) {
-			cmd := serverCmd(ts, "TMUX_MCP_ENGINE="+engine, "TMUX_MCP_AUDIT_LOG=/dev/null")
-			stdin, _ := cmd.StdinPipe()
-			stdout, _ := cmd.StdoutPipe()
-			cmd.Stderr = io.Discard
-			if err := cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
-			r := bufio.NewReaderSize(stdout, 1<<20)
-			send := func(line string) string {
-				if _, err := io.WriteString(stdin, line+"\n"); err != nil {
-					b.Fatal(err)
-				}
-				for {
-					resp, err := r.ReadString('\n')
-					if err != nil {
-						b.Fatal(err)
-					}
-					if strings.Contains(resp, `"id"`) {
-						return resp
-					}
-				}
-			}
-			send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`)
-			_, _ = io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+			send, _ := startLineServer(b, serverCmd(ts, "TMUX_MCP_ENGINE="+engine, "TMUX_MCP_AUDIT_LOG=/dev/null"))
 			i := 0
 			for b.Loop() {
 				i++
@@ -64,4 +40,38 @@ func BenchmarkStdioGetPaneInfo(b *testing.B) {
 			}
 		})
 	}
+}
+
+// startLineServer starts the server cmd with a plain line client: send
+// writes one JSON-RPC line and returns the next line that carries an id (the
+// answer; notifications are skipped). The session is initialized before it
+// returns, and the process is ended when the benchmark does.
+func startLineServer(b *testing.B, cmd *exec.Cmd) (send func(line string) string, pid int) {
+	stdin, _ := cmd.StdinPipe()
+	stdout, _ := cmd.StdoutPipe()
+	cmd.Stderr = io.Discard
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = stdin.Close(); _ = cmd.Wait() })
+	r := bufio.NewReaderSize(stdout, 1<<20)
+	send = func(line string) string {
+		if _, err := io.WriteString(stdin, line+"\n"); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			resp, err := r.ReadString('\n')
+			if err != nil {
+				b.Fatal(err)
+			}
+			if strings.Contains(resp, `"id"`) {
+				return resp
+			}
+		}
+	}
+	send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`)
+	if _, err := io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n"); err != nil {
+		b.Fatal(err)
+	}
+	return send, cmd.Process.Pid
 }

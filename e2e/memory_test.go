@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"slices"
 	"strconv"
@@ -125,45 +123,21 @@ func BenchmarkStdioGCSettings(b *testing.B) {
 		{"shipped", ""},
 	} {
 		b.Run(v.name, func(b *testing.B) {
-			cmd := serverCmd(ts, append([]string{"TMUX_MCP_AUDIT_LOG=/dev/null"}, strings.Fields(v.env)...)...)
-			stdin, _ := cmd.StdinPipe()
-			stdout, _ := cmd.StdoutPipe()
-			cmd.Stderr = io.Discard
-			if err := cmd.Start(); err != nil {
-				b.Fatal(err)
-			}
-			defer func() { _ = stdin.Close(); _ = cmd.Wait() }()
-			r := bufio.NewReaderSize(stdout, 1<<20)
-			send := func(line string) {
-				if _, err := io.WriteString(stdin, line+"\n"); err != nil {
-					b.Fatal(err)
-				}
-				for {
-					resp, err := r.ReadString('\n')
-					if err != nil {
-						b.Fatal(err)
-					}
-					if strings.Contains(resp, `"id"`) {
-						if strings.Contains(resp, `"isError":true`) || strings.Contains(resp, `"error"`) {
-							b.Fatal(resp)
-						}
-						return
-					}
-				}
-			}
-			send(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`)
-			_, _ = io.WriteString(stdin, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+			send, pid := startLineServer(b, serverCmd(ts, append([]string{"TMUX_MCP_AUDIT_LOG=/dev/null"}, strings.Fields(v.env)...)...))
 			var durs []time.Duration
 			i := 0
 			for b.Loop() {
 				i++
 				start := time.Now()
-				send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_pane_info","arguments":{"pane_id":"%%0"}}}`, i))
+				resp := send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_pane_info","arguments":{"pane_id":"%%0"}}}`, i))
 				durs = append(durs, time.Since(start))
+				if strings.Contains(resp, `"isError":true`) || strings.Contains(resp, `"error"`) {
+					b.Fatal(resp)
+				}
 			}
 			slices.Sort(durs)
 			b.ReportMetric(float64(durs[len(durs)/2].Nanoseconds())/1e3, "p50-us")
-			b.ReportMetric(mb(procStatus(b, cmd.Process.Pid).rss), "rss-MB")
+			b.ReportMetric(mb(procStatus(b, pid).rss), "rss-MB")
 		})
 	}
 }
