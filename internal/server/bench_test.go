@@ -176,14 +176,7 @@ func TestWaitSpawnsNoProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("3 s wait")
 	}
-	ts := tmuxtest.New(t)
-	var spawned, connects atomic.Int64
-	execR := ts.Runner()
-	execR.OnSpawn = func([]string) { spawned.Add(1) }
-	cr := &tmux.ControlRunner{Bin: ts.Bin, Env: tmuxtest.CleanEnv(), Exec: execR, OnConnect: func([]string) { connects.Add(1) }}
-	t.Cleanup(func() { _ = cr.Close() })
-	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Readonly, WaitMax: 30}
-	e := newEnvWith(t, ts, cfg, cr)
+	e, spawned, connects := countingEngineEnv(t)
 	e.ok("get_pane_info", map[string]any{"pane_id": "%0"}, nil) // the engine connects (one list-sessions to find a session)
 	before := spawned.Load()
 	var r WaitForTextResult

@@ -117,14 +117,7 @@ func TestProcessesPerReadTool(t *testing.T) {
 // spawn no tmux process once the engine is connected: captures travel over
 // the connection in buffer form (internal/tmux/capture_file.go).
 func TestCaptureSpawnsNoProcesses(t *testing.T) {
-	ts := tmuxtest.New(t)
-	var spawned, connects atomic.Int64
-	execR := ts.Runner()
-	execR.OnSpawn = func([]string) { spawned.Add(1) }
-	cr := &tmux.ControlRunner{Bin: ts.Bin, Env: tmuxtest.CleanEnv(), Exec: execR, OnConnect: func([]string) { connects.Add(1) }}
-	t.Cleanup(func() { _ = cr.Close() })
-	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Readonly, WaitMax: 30}
-	e := newEnvWith(t, ts, cfg, cr)
+	e, spawned, connects := countingEngineEnv(t)
 	e.ok("get_pane_info", map[string]any{"pane_id": "%0"}, nil) // the engine connects
 	for _, c := range []struct {
 		tool string
@@ -145,4 +138,18 @@ func TestCaptureSpawnsNoProcesses(t *testing.T) {
 	if n := connects.Load(); n != 1 {
 		t.Errorf("%d engine connections, want 1", n)
 	}
+}
+
+// countingEngineEnv is a read-only tool environment over the control-mode
+// engine that counts the tmux processes it spawns and the control clients
+// it connects.
+func countingEngineEnv(t *testing.T) (e *env, spawned, connects *atomic.Int64) {
+	ts := tmuxtest.New(t)
+	spawned, connects = new(atomic.Int64), new(atomic.Int64)
+	execR := ts.Runner()
+	execR.OnSpawn = func([]string) { spawned.Add(1) }
+	cr := &tmux.ControlRunner{Bin: ts.Bin, Env: tmuxtest.CleanEnv(), Exec: execR, OnConnect: func([]string) { connects.Add(1) }}
+	t.Cleanup(func() { _ = cr.Close() })
+	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Readonly, WaitMax: 30}
+	return newEnvWith(t, ts, cfg, cr), spawned, connects
 }
