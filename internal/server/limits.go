@@ -156,9 +156,6 @@ func jsonLen(s string) int {
 	return len(b) - 2
 }
 
-// textCost is what s costs inside a text content block: encoded once.
-func textCost(s string) int { return jsonLen(s) }
-
 // structuredCost is what s costs inside structured content: encoded in
 // the structured JSON, and that encoding encoded again in its text copy.
 func structuredCost(s string) int {
@@ -244,7 +241,7 @@ func cutCaptureText(res *mcp.CallToolResult, full int) *mcp.CallToolResult {
 		}
 	}
 	starts := lineStarts(body, false)
-	pre := sums(pieces(body, starts), func(s string) int { return 2 * textCost(s) })
+	pre := sums(pieces(body, starts), func(s string) int { return 2 * jsonLen(s) })
 	pl := plan{n: len(starts), apply: func(int) {}, removed: func(k int) int { return pre[k] }}
 	return smallestCut(full, pl, func(k int) *mcp.CallToolResult {
 		text := fmt.Sprintf("[... truncated %d lines ...]", before+k)

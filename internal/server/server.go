@@ -225,12 +225,12 @@ func (s *Server) refusal(name string) *mcp.CallToolResult {
 		return errorResult(&ToolError{
 			Msg: fmt.Sprintf("Tool '%s' is not available at the current safety level (%s). It needs the %s tier: set TMUX_MCP_SAFETY=%s to enable it.",
 				name, s.cfg.Safety, t.Tier, t.Tier),
-			Type: "ExpectedToolError", Expected: true,
+			Type: typeExpected, Expected: true,
 		})
 	}
 	return errorResult(&ToolError{
 		Msg:  fmt.Sprintf("Tool '%s' belongs to the %s toolset, which is not enabled (TMUX_MCP_TOOLSETS).", name, t.Toolset),
-		Type: "ExpectedToolError", Expected: true,
+		Type: typeExpected, Expected: true,
 	})
 }
 
@@ -332,8 +332,10 @@ func (s *Server) checkSocket(a SocketArgs) error {
 			return socketError(from, err)
 		}
 	case sock.Name != "":
-		if err := tmux.CheckSocketName(sock.Name); err != nil {
-			return socketError(from, err)
+		if from != "socket_name" { // the call's own name was checked above
+			if err := tmux.CheckSocketName(sock.Name); err != nil {
+				return socketError(from, err)
+			}
 		}
 		if err := tmux.CheckSocketInDir(s.cfg.SocketDir(), sock.Name); err != nil {
 			return socketError(from, err)

@@ -152,7 +152,7 @@ func (st *bufferState) ownName(name string) error {
 	if !bufferNameRE.MatchString(name) || !strings.HasPrefix(name, st.prefix) {
 		return &ToolError{
 			Msg:  "Invalid buffer name: only buffer names returned by load_buffer in this server process can be used (other buffers, such as the user's or the clipboard's, are never read, pasted or deleted)",
-			Type: "ExpectedToolError", Expected: true, Suggestion: hint["buffer"],
+			Type: typeExpected, Expected: true, Suggestion: hint["buffer"],
 		}
 	}
 	return nil
@@ -194,7 +194,7 @@ func (st *bufferState) reserve(ctx context.Context, c *Call, owner Owner, name s
 	return &ToolError{
 		Msg: fmt.Sprintf("Buffer limit reached: this server process already holds %d buffers made by load_buffer%s, "+
 			"the most it keeps at once; none is ever evicted. Delete one you no longer need with delete_buffer, then load again.", maxLiveBuffers, whose),
-		Type: "ExpectedToolError", Expected: true,
+		Type: typeExpected, Expected: true,
 		Suggestion: "delete_buffer frees a place; paste_text pastes text without keeping a buffer.",
 	}
 }

@@ -249,10 +249,7 @@ func (s *Server) checkCall(t *Tool, args map[string]any) error {
 	if v, ok := args["socket_path"].(string); ok {
 		a.SocketPath = &v
 	}
-	if err := s.checkSocket(a); err != nil {
-		return err
-	}
-	return nil
+	return s.checkSocket(a)
 }
 
 // batchToolNames keeps only the tool names of batch operations: their
