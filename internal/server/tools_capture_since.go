@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"math"
 	"strconv"
 	"strings"
 
@@ -46,7 +47,7 @@ var sinceFields = []string{"pane_id", "pane_pid", "pane_dead", "history_size", "
 	"pane_width", "alternate_on", "window_activity", "pid", "start_time", "socket_path"}
 
 // noLimit stands for a null max_lines or max_bytes.
-const noLimit = int(^uint(0) >> 1)
+const noLimit = math.MaxInt
 
 func (c *Call) captureSince(ctx context.Context, a captureSinceArgs) (CaptureSinceResult, error) {
 	if err := positive("max_lines", a.MaxLines); err != nil {

@@ -343,11 +343,10 @@ func paneWriteTools() []*Tool {
 				return PaneInfo{}, err
 			}
 			cmds := []tmux.Command{{"copy-mode", "-t", id}}
-			switch n := 0; {
+			switch {
 			case a.ScrollUp == nil || *a.ScrollUp == 0:
 			case *a.ScrollUp <= scrollStepMax:
-				n = *a.ScrollUp
-				cmds = append(cmds, tmux.Command{"send-keys", "-X", "-N", strconv.Itoa(n), "-t", id, "scroll-up"})
+				cmds = append(cmds, tmux.Command{"send-keys", "-X", "-N", strconv.Itoa(*a.ScrollUp), "-t", id, "scroll-up"})
 			default:
 				line, err := c.copyModeScrollTarget(ctx, sock, id, *a.ScrollUp)
 				if err != nil {

@@ -335,12 +335,7 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 		tmux.Command{"send-keys", "-t", pane, "-l", "--", wrapper},
 		tmux.Command{"send-keys", "-t", pane, "Enter"})
 	if err != nil {
-		rec.stop()
-		reg.mu.Lock()
-		if reg.busy[k] == rec {
-			delete(reg.busy, k)
-		}
-		reg.mu.Unlock()
+		reg.remove(rec)
 		unlock()
 		return RunCommandResult{}, err
 	}

@@ -286,9 +286,6 @@ func check(raw []byte) (message, *rpcError) {
 		return message{}, refuse("%v", err)
 	}
 	m := message{key: key, method: method, isRequest: hasMethod && hasID, notification: hasMethod && !hasID}
-	if !hasMethod {
-		m.key = "" // a response to one of our requests, not a request of its own
-	}
 	if method == "notifications/cancelled" {
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`

@@ -33,15 +33,15 @@ func (e *BadIDError) Error() string { return ErrBadID.Error() + ": " + e.Detail 
 // Is makes a BadIDError match ErrBadID.
 func (e *BadIDError) Is(target error) bool { return target == ErrBadID }
 
+// parseID is on the path of nearly every call, so the error (a Sprintf and
+// an allocation) is built only when the id is bad.
 func parseID(kind string, sigil byte, s string) (string, error) {
-	bad := &BadIDError{Kind: kind, Detail: fmt.Sprintf("%s id must look like %c<number>", kind, sigil)}
-	if len(s) < 2 || len(s) > 12 || s[0] != sigil {
-		return "", bad
+	ok := len(s) >= 2 && len(s) <= 12 && s[0] == sigil
+	for i := 1; ok && i < len(s); i++ {
+		ok = s[i] >= '0' && s[i] <= '9'
 	}
-	for i := 1; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return "", bad
-		}
+	if !ok {
+		return "", &BadIDError{Kind: kind, Detail: fmt.Sprintf("%s id must look like %c<number>", kind, sigil)}
 	}
 	return s, nil
 }
