@@ -36,7 +36,8 @@ import (
 // rescues values a strict reading would refuse.
 
 // coerceArguments returns raw with every argument that the reference would
-// coerce replaced by its coerced value, recursing into objects and arrays
+// coerce replaced by its coerced value (checkArguments applies coerceValue
+// to the arguments it has decoded; this form shows the result as JSON), recursing into objects and arrays
 // (send_keys_batch operations); raw is returned unchanged when nothing
 // changes or it is not a JSON object (validation reports that).
 func coerceArguments(schema map[string]any, raw json.RawMessage) json.RawMessage {

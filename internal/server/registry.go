@@ -237,7 +237,6 @@ func (s *Server) invoke(ctx context.Context, t *Tool, req *mcp.CallToolRequest, 
 	start := time.Now()
 	id := s.nextRequestID()
 	defer func() { s.auditCall(t.Name, req, raw, id, parent, start, res) }()
-	raw = coerceArguments(t.input, raw) // lax mode, as the reference validates (coerce.go)
 	args, err := checkArguments(t.Title, t.input, raw)
 	if err != nil {
 		te := toToolError(err)

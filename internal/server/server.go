@@ -45,8 +45,7 @@ type Server struct {
 	bufOnce  sync.Once
 	bufState *bufferState // this process's buffer namespace (tools_buffers.go)
 
-	stopOnce sync.Once
-	stop     *stopState // cancels calls in flight at shutdown (shutdown.go)
+	stop stopState // cancels calls in flight at shutdown (shutdown.go)
 }
 
 // Options are the collaborators of a Server.
@@ -65,6 +64,7 @@ type Options struct {
 func New(cfg config.Config, opts Options) (*Server, error) {
 	s := &Server{cfg: cfg, tmux: opts.Tmux, log: opts.Logger, audit: opts.Audit,
 		watch: &tmux.Watchers{Bin: cfg.TmuxBin, Env: opts.ChildEnv}}
+	s.stop.ctx, s.stop.cancel = context.WithCancelCause(context.Background())
 	if s.tmux == nil {
 		if cfg.Engine == "exec" {
 			s.tmux = tmux.NewExecClient(cfg.TmuxBin)

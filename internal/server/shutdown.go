@@ -18,20 +18,13 @@ var ErrShutdown = errors.New("tmux-mcp is shutting down")
 // result; the serving code then writes the answers and exits. It does not
 // release tmux resources: Close does.
 func (s *Server) Shutdown() {
-	s.stopping().cancel(ErrShutdown)
+	s.stop.cancel(ErrShutdown)
 }
 
+// stopState is made in New: every request's context is tied to it.
 type stopState struct {
 	ctx    context.Context
 	cancel context.CancelCauseFunc
-}
-
-func (s *Server) stopping() *stopState {
-	s.stopOnce.Do(func() {
-		ctx, cancel := context.WithCancelCause(context.Background())
-		s.stop = &stopState{ctx: ctx, cancel: cancel}
-	})
-	return s.stop
 }
 
 // cancelOnShutdown is the receiving middleware that ties each request's
@@ -40,7 +33,7 @@ func (s *Server) cancelOnShutdown(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ctx, cancel := context.WithCancelCause(ctx)
 		defer cancel(nil)
-		release := context.AfterFunc(s.stopping().ctx, func() { cancel(ErrShutdown) })
+		release := context.AfterFunc(s.stop.ctx, func() { cancel(ErrShutdown) })
 		defer release()
 		return next(ctx, method, req)
 	}

@@ -139,6 +139,11 @@ func checkArguments(title string, schema map[string]any, raw json.RawMessage) (m
 		if err := dec.Decode(&v); err != nil {
 			return nil, &ToolError{Msg: "arguments are not valid JSON", Type: "ValidationError", Expected: true}
 		}
+		// Lax mode, as the reference validates (coerce.go), on the value
+		// already decoded here rather than on a second decode of raw.
+		if out, changed := coerceValue(schema, v); changed {
+			v = out
+		}
 		obj, ok := v.(map[string]any)
 		if !ok {
 			return nil, &ToolError{Msg: "arguments must be a JSON object", Type: "ValidationError", Expected: true}
