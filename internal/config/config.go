@@ -126,8 +126,6 @@ func ParseCaller(tmuxVar, paneVar string) Caller {
 type Config struct {
 	SocketName      string
 	SocketPath      string
-	SocketNameFrom  string // variable or flag that set SocketName, for messages; see SocketNameSource
-	SocketPathFrom  string // variable or flag that set SocketPath
 	TmuxBin         string
 	Safety          Tier
 	WaitMax         float64 // seconds, clamped to [MinWaitMax, MaxWaitMax]
@@ -224,9 +222,9 @@ func Load(env Getenv, flags map[string]string) (Config, []Warning, error) {
 		var err error
 		switch st.Flag {
 		case "socket":
-			c.SocketName, c.SocketNameFrom = v, src
+			c.SocketName = v
 		case "socket-path":
-			c.SocketPath, c.SocketPathFrom = v, src
+			c.SocketPath = v
 		case "tmux-bin":
 			if v != "" {
 				c.TmuxBin = v
@@ -271,9 +269,11 @@ func (c Config) CheckToolsets(known []string) error {
 	return errors.Join(errs...)
 }
 
-// source names where a setting came from, for messages.
+// source names where a setting came from, for messages: the flag or
+// variable that set it, else its variable (a Config built without Load, or
+// a setting left at its default, is named by the variable that would set it).
 func (c Config) source(flag string) string {
-	if s := c.From[flag]; s != "" {
+	if s := c.From[flag]; s != "" && s != "default" {
 		return s
 	}
 	for _, st := range Settings {
@@ -313,20 +313,10 @@ func SplitList(v string) []string {
 
 // SocketNameSource names where SocketName came from (TMUX_MCP_SOCKET
 // unless a loader said otherwise).
-func (c Config) SocketNameSource() string {
-	if c.SocketNameFrom != "" {
-		return c.SocketNameFrom
-	}
-	return "TMUX_MCP_SOCKET"
-}
+func (c Config) SocketNameSource() string { return c.source("socket") }
 
 // SocketPathSource names where SocketPath came from.
-func (c Config) SocketPathSource() string {
-	if c.SocketPathFrom != "" {
-		return c.SocketPathFrom
-	}
-	return "TMUX_MCP_SOCKET_PATH"
-}
+func (c Config) SocketPathSource() string { return c.source("socket-path") }
 
 // CheckSocket stops start-up on a configured socket that tmux must not be
 // given (tmux.CheckSocketName, tmux.CheckSocketPath): a server started on
