@@ -68,6 +68,8 @@ func startWatcher(bin string, env []string, sock Socket, session string) (*Watch
 	// Commands sent before the attach completes run before it, and output
 	// printed then is not streamed to us: wait until tmux says we are in
 	// (%session-changed follows the attach command's reply).
+	// One bound for the attach and the session-changed that follows it.
+	attachBy := time.Now().Add(watchAttachTimeout)
 	if err := c.waitAttached(context.Background(), watchAttachTimeout, attach); err != nil {
 		c.close(fmt.Errorf("%w: attach failed: %v", ErrControlLost, err))
 		if errors.Is(err, ErrTimeout) {
@@ -81,7 +83,7 @@ func startWatcher(bin string, env []string, sock Socket, session string) (*Watch
 		return w, nil
 	case <-w.done:
 		return nil, fmt.Errorf("attaching to session %s: %w", session, w.Err())
-	case <-time.After(watchAttachTimeout):
+	case <-time.After(time.Until(attachBy)):
 		w.Close()
 		return nil, fmt.Errorf("%w: attaching a control client to session %s", ErrTimeout, session)
 	}
@@ -292,7 +294,7 @@ func (w *Watcher) command(ctx context.Context, before func(), cmds ...Command) (
 // Close detaches the watcher.
 func (w *Watcher) Close() {
 	w.c.close(fmt.Errorf("%w: watcher closed", ErrControlLost))
-	w.finish(fmt.Errorf("%w: the tmux control client for session %s ended", ErrNoServer, w.session))
+	<-w.done // the connection's end runs finish (startWatcher)
 }
 
 // Subscribe starts collecting a pane's output. window is the pane's window
