@@ -371,19 +371,10 @@ func paneWriteTools() []*Tool {
 }
 
 // pwRunTarget runs commands whose first one validates a window or session
-// target, naming that target when tmux cannot find it. Input to a pane
-// waits while a run_command there has typed its wrapper and not yet
-// started (holdInput).
+// target, naming that target when tmux cannot find it.
 func (c *Call) pwRunTarget(ctx context.Context, sock tmux.Socket, what, name string, cmds ...tmux.Command) ([][]byte, error) {
 	if err := pwCheckSize(cmds...); err != nil {
 		return nil, err
-	}
-	if what == "pane" {
-		release, err := c.holdInput(ctx, sock, name)
-		if err != nil {
-			return nil, err
-		}
-		defer release()
 	}
 	outs, err := c.tmux.Run(ctx, sock, cmds...)
 	if err != nil {

@@ -134,6 +134,14 @@ func (c *Call) pwSendKeys(ctx context.Context, sock tmux.Socket, id, keys string
 	if enter {
 		cmds = append(cmds, tmux.Command{"send-keys", "-t", id, "Enter"})
 	}
+	// Keys wait while a run_command here has typed its wrapper and not yet
+	// started (holdInput), and the hold covers every chunk: a wrapper typed
+	// between two chunks would be broken by the rest of the keys.
+	release, err := c.holdInput(ctx, sock, id)
+	if err != nil {
+		return err
+	}
+	defer release()
 	for len(cmds) > 0 {
 		n := min(pwKeysPerRun, len(cmds))
 		if _, err := c.pwRun(ctx, sock, id, cmds[:n]...); err != nil {
