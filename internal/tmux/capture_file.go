@@ -165,8 +165,9 @@ func (r *ControlRunner) planCaptures(sock Socket, cmds []Command) *capturePlan {
 	p := &capturePlan{orig: cmds, at: make([]int, len(cmds)), files: make([]string, len(cmds))}
 	captures := 0
 	for i, c := range cmds {
-		name := newNonce(12)
-		if bc, ok := bufferCapture(c, name); ok {
+		if bc, ok := bufferCapture(c, ""); ok {
+			name := newNonce(12) // only for captures: companions need none
+			bc[2] = name         // capture-pane -b NAME
 			captures++
 			p.at[i] = len(p.expanded)
 			p.files[i] = name // the directory is added below
