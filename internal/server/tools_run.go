@@ -617,18 +617,14 @@ func (rec *runRecord) feeder() func([]byte) {
 	}
 }
 
-func (r *runRecord) ended() bool {
-	select {
-	case <-r.done:
-		return true
-	default:
-		return false
-	}
-}
+func (r *runRecord) ended() bool { return isClosed(r.done) }
 
-func (r *runRecord) hasBegun() bool {
+func (r *runRecord) hasBegun() bool { return isClosed(r.begun) }
+
+// isClosed reports, without waiting, whether ch has been closed.
+func isClosed(ch <-chan struct{}) bool {
 	select {
-	case <-r.begun:
+	case <-ch:
 		return true
 	default:
 		return false
@@ -651,10 +647,8 @@ func (r *runRecord) add(lines []string) {
 func (r *runRecord) finish(exit *int, err error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	select {
-	case <-r.done:
+	if isClosed(r.done) {
 		return
-	default:
 	}
 	r.exit, r.err = exit, err
 	close(r.done)
@@ -664,9 +658,7 @@ func (r *runRecord) finish(exit *int, err error) {
 func (r *runRecord) stop() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	select {
-	case <-r.done:
-	default:
+	if !isClosed(r.done) {
 		close(r.done)
 	}
 }
