@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"go/format"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,6 +22,9 @@ func TestGeneratedSchemas(t *testing.T) {
 	want, err := GeneratedSchemasSource()
 	if err != nil {
 		t.Fatal(err)
+	}
+	if formatted, err := format.Source(want); err != nil || !bytes.Equal(formatted, want) {
+		t.Fatalf("GeneratedSchemasSource is not gofmt-formatted (%v)", err)
 	}
 	got, err := os.ReadFile(filepath.Base(SchemasGenPath))
 	if err != nil {
