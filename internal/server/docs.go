@@ -301,7 +301,14 @@ type ToolListParts struct {
 	OutputSchema int // outputSchema
 	Annotations  int // annotations and _meta
 	ModelFacing  int // name, description and inputSchema: what a model reads
+	// ModelFacingWithHost is ModelFacing with the host argument of remote
+	// tmux (HostArgDescription) on every tool: the figure the budget holds.
+	ModelFacingWithHost int
 }
+
+// ReferenceRatio is a model-facing size as a fraction of the reference's
+// (ReferenceModelFacingBytes).
+func ReferenceRatio(n int) float64 { return float64(n) / ReferenceModelFacingBytes }
 
 // ToolListBreakdown measures ToolListParts for the visible tools.
 func (s *Server) ToolListBreakdown() (ToolListParts, error) {
@@ -329,7 +336,13 @@ func (s *Server) ToolListBreakdown() (ToolListParts, error) {
 		if mt.Meta != nil {
 			p.Annotations += size(mt.Meta)
 		}
-		p.ModelFacing += size(map[string]any{"name": mt.Name, "description": mt.Description, "inputSchema": mt.InputSchema})
+	}
+	var err error
+	if p.ModelFacing, err = modelFacingBytes(list, false); err != nil {
+		return p, err
+	}
+	if p.ModelFacingWithHost, err = modelFacingBytes(list, true); err != nil {
+		return p, err
 	}
 	b, err := json.Marshal(&mcp.ListToolsResult{Tools: list})
 	if err != nil {
