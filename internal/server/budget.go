@@ -27,7 +27,7 @@ const ModelFacingBudget = 0.6
 // tmux over SSH adds to every tool. The budget projection counts it as it
 // will be sent, so the SSH work reuses this constant (and HostArgName) rather
 // than a text of its own.
-const HostArgDescription = "remote host name from TMUX_MCP_HOSTS; null = local"
+const HostArgDescription = "TMUX_MCP_HOSTS entry; null: local"
 
 // HostArgName is the property name of the host argument.
 const HostArgName = "host"
