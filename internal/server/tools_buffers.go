@@ -483,7 +483,7 @@ type loadBufferArgs struct {
 }
 
 type pasteBufferArgs struct {
-	BufferName string `json:"buffer_name" desc:"Name from load_buffer."`
+	BufferName string `json:"buffer_name"`
 	Bracket    bool   `json:"bracket" default:"true"`
 	PaneTarget
 	SocketArgs
@@ -497,13 +497,13 @@ type pasteTextArgs struct {
 }
 
 type showBufferArgs struct {
-	BufferName string `json:"buffer_name" desc:"Name from load_buffer."`
+	BufferName string `json:"buffer_name"`
 	MaxLines   *int   `json:"max_lines" default:"500" desc:"Tail lines kept; null: all."`
 	SocketArgs
 }
 
 type deleteBufferArgs struct {
-	BufferName string `json:"buffer_name" desc:"Name from load_buffer."`
+	BufferName string `json:"buffer_name"`
 	SocketArgs
 }
 

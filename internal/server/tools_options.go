@@ -67,7 +67,7 @@ func optionTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "show_option", Title: "Show tmux Option", Toolset: "option", Tier: config.Readonly, Preset: RO,
-			Description: "Show one tmux option's value (history-limit, mouse...). Without global_ it is the value in effect for the target, inherited if not set locally; null for an unset user option.",
+			Description: "Show one tmux option's value. Without global_ it is the value in effect for the target, inherited if not set locally; null for an unset user option. set_option changes it.",
 		}, showOption),
 		define(Tool{
 			Name: "set_option", Title: "Set tmux Option", Toolset: "option", Tier: config.Mutating, Preset: MUT,

@@ -105,7 +105,7 @@ func paneContentTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "search_panes", Title: "Search Panes", Toolset: "pane", Tier: config.Readonly, Preset: RO,
-			Description: "Find which panes show some text: searches each pane's visible screen (or content_start..content_end), wrapped lines joined, and returns matching panes and lines. Literal, case-insensitive unless regex/match_case. Paginated by pane.",
+			Description: "Find which panes show some text: searches each pane's visible screen (or content_start..content_end) and returns matching panes and lines. Literal, case-insensitive unless regex/match_case. Paginated by pane. To read one pane use capture_pane.",
 		}, func(ctx context.Context, c *Call, a searchPanesArgs) (SearchPanesResult, error) {
 			return c.searchPanes(ctx, a)
 		}),

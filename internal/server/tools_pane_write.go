@@ -269,7 +269,7 @@ func paneWriteTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "swap_pane", Title: "Swap Pane", Toolset: "pane", Tier: config.Mutating, Preset: CRE,
-			Description: "Swap two panes' positions (exact ids, any windows). Returns the source pane.",
+			Description: "Swap two panes' positions (exact ids, any windows). Returns the source pane. For windows use move_window.",
 		}, func(ctx context.Context, c *Call, a swapPaneArgs) (PaneInfo, error) {
 			src, err := tmux.ParsePaneID(a.SourcePaneID)
 			if err != nil {
@@ -318,7 +318,7 @@ func paneWriteTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "clear_pane", Title: "Clear Pane", Toolset: "pane", Tier: config.Mutating, Preset: MDS,
-			Description: "Reset a pane's terminal and erase its scrollback for good.",
+			Description: "Reset a pane's terminal and erase its scrollback for good. respawn_pane restarts its process.",
 		}, func(ctx context.Context, c *Call, a paneOnlyArgs) (Text, error) {
 			sock := c.Socket(a.SocketArgs)
 			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
@@ -332,7 +332,7 @@ func paneWriteTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "enter_copy_mode", Title: "Enter Copy Mode", Toolset: "pane", Tier: config.Mutating, Preset: CRE,
-			Description: "Put a pane into copy mode (to scroll its history), optionally scrolling up scroll_up lines.",
+			Description: "Put a pane into copy mode to scroll its history, optionally up scroll_up lines. exit_copy_mode leaves it.",
 		}, func(ctx context.Context, c *Call, a enterCopyModeArgs) (PaneInfo, error) {
 			if a.ScrollUp != nil && *a.ScrollUp < 0 {
 				return PaneInfo{}, expectedf("scroll_up must not be negative")
@@ -358,7 +358,7 @@ func paneWriteTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "exit_copy_mode", Title: "Exit Copy Mode", Toolset: "pane", Tier: config.Mutating, Preset: MUT,
-			Description: "Leave copy mode in a pane. A pane not in a mode is left as it is.",
+			Description: "Leave copy mode (see enter_copy_mode); a pane in no mode is left as it is.",
 		}, func(ctx context.Context, c *Call, a paneOnlyArgs) (PaneInfo, error) {
 			sock := c.Socket(a.SocketArgs)
 			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)

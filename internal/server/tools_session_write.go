@@ -55,11 +55,11 @@ func sessionWriteTools() []*Tool {
 		}, createSession),
 		define(Tool{
 			Name: "rename_session", Title: "Rename tmux Session", Toolset: "session", Tier: config.Mutating, Preset: MUT,
-			Description: "Rename a session (by session_id or session_name; the first session when neither is given) and return it.",
+			Description: "Rename a session (by session_id or session_name, else the first) and return it. For a window use rename_window.",
 		}, renameSession),
 		define(Tool{
 			Name: "kill_session", Title: "Kill tmux Session", Toolset: "session", Tier: config.Destructive, Preset: DES,
-			Description: "Kill a session and all its windows, by session_name or session_id (no fallback). Refuses the session this server runs in. To end one window use kill_window.",
+			Description: "Kill a session and all its windows, by session_name or session_id. Refuses the session this server runs in. To end one window use kill_window.",
 		}, killSession),
 		define(Tool{
 			Name: "kill_server", Title: "Kill tmux Server", Toolset: "server", Tier: config.Destructive, Preset: DES,

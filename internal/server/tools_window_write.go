@@ -78,7 +78,7 @@ func windowWriteTools() []*Tool {
 		}, createWindow),
 		define(Tool{
 			Name: "rename_window", Title: "Rename tmux Window", Toolset: "window", Tier: config.Mutating, Preset: MUT,
-			Description: "Rename a window and return it. Target by window_id, or window_index within a session; with only a session, its first window.",
+			Description: "Rename a window and return it. Target by window_id, or window_index in a session; else its first window. For a session use rename_session.",
 		}, renameWindow),
 		define(Tool{
 			Name: "select_window", Title: "Select tmux Window", Toolset: "session", Tier: config.Mutating, Preset: MUT,
@@ -86,7 +86,7 @@ func windowWriteTools() []*Tool {
 		}, selectWindow),
 		define(Tool{
 			Name: "select_layout", Title: "Select tmux Layout", Toolset: "window", Tier: config.Mutating, Preset: MUT,
-			Description: "Arrange a window's panes with a built-in or custom layout and return the window.",
+			Description: "Arrange a window's panes with a preset or custom layout and return the window. resize_pane sizes one pane.",
 		}, selectLayout),
 		define(Tool{
 			Name: "resize_window", Title: "Resize tmux Window", Toolset: "window", Tier: config.Mutating, Preset: MUT,
@@ -94,7 +94,7 @@ func windowWriteTools() []*Tool {
 		}, resizeWindow),
 		define(Tool{
 			Name: "move_window", Title: "Move tmux Window", Toolset: "window", Tier: config.Mutating, Preset: MUT,
-			Description: "Move a window to another index and/or session; returns it after the move.",
+			Description: "Move a window to another index and/or session; returns it after the move. For panes use swap_pane.",
 		}, moveWindow),
 		define(Tool{
 			Name: "kill_window", Title: "Kill tmux Window", Toolset: "window", Tier: config.Destructive, Preset: DES,
