@@ -156,7 +156,13 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 		if err != nil {
 			return nil, err
 		}
-		return buildResult(out, wrap)
+		res, err := buildResult(out, wrap)
+		if err == nil {
+			for _, n := range c.notes {
+				res.Content = append(res.Content, &mcp.TextContent{Text: n})
+			}
+		}
+		return res, err
 	}
 	return &t
 }

@@ -61,8 +61,10 @@ func serverReadTools() []*Tool {
 				return nil, err
 			}
 			fields := filterFields(sessionFields, fs)
-			rows, ours, err := c.sessionQuery(ctx, c.Socket(a.SocketArgs), fields, tmux.Command{"list-sessions", "-F", tmux.Format(fields...)})
+			sock := c.Socket(a.SocketArgs)
+			rows, ours, err := c.sessionQuery(ctx, sock, fields, tmux.Command{"list-sessions", "-F", tmux.Format(fields...)})
 			if errors.Is(err, tmux.ErrNoServer) {
+				c.addNote(noServerNote(sock))
 				return []SessionInfo{}, nil
 			}
 			if err != nil {
