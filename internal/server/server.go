@@ -283,7 +283,7 @@ func (c *Call) addNote(text string) { c.notes = append(c.notes, text) }
 // noServerNote is the hint a list tool adds when no tmux server runs on the
 // socket it asked: an empty list there often means the wrong socket.
 func noServerNote(sock tmux.Socket) string {
-	return "No tmux server is running on socket " + sock.String() + ", so the list is empty. If you expected one: " +
+	return "No tmux server is running on this socket (" + sock.String() + "), so the list is empty. If you expected one: " +
 		"some clients (the MCP Inspector among them) pass a stdio server only whitelisted environment variables, " +
 		"so TMUX_MCP_SOCKET may not have reached this server (the Inspector needs -e TMUX_MCP_SOCKET=...). " +
 		"list_servers finds the running servers."
