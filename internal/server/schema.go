@@ -21,6 +21,22 @@ import (
 // required one is listed in "required". Unions of several types
 // (str|int|null) stay anyOf.
 //
+// Which nullable spelling clients take (issue 13, researched December 2026):
+// Anthropic, OpenAI (also strict mode), VS Code and Gemini CLI (which sends
+// parametersJsonSchema) take both. Cursor's client-side argument check
+// compares a non-null value's type with the whole "type" array and refuses
+// every value ("expected string,null, got string", cursor/cursor#3540,
+// #3778); its anyOf branch is right. Clients that map schemas onto Gemini's
+// OpenAPI subset refuse type arrays with a 400 (github/copilot-cli#4623,
+// google-gemini/gemini-cli#21094) and tolerate anyOf. So anyOf is the one
+// spelling every major client takes; the MCP Inspector's --strict lint flags
+// each type array (676 warnings here, 13 with anyOf). It costs 19 bytes per
+// optional argument: 5.3 KB of what a model reads now, 6.4 KB with the host
+// argument, which breaks the 0.6x budget (budget.go: 0.69x). Dropping null
+// from the advertised type (the server still takes null) would be the
+// cheapest and also portable, but changes the reference's types. Until that
+// trade is decided, the compact spelling stays.
+//
 // Struct tags:
 //
 //	json:"name"           the property name (always given)
