@@ -100,7 +100,7 @@ func (t *Tool) mcpTool() *mcp.Tool {
 		Name:        t.Name,
 		Title:       t.Title,
 		Description: t.Description,
-		InputSchema: t.input,
+		InputSchema: withoutKeywords(t.input, docKeyword),
 		Annotations: t.Preset.annotations(),
 	}
 	if t.output != nil {

@@ -40,13 +40,19 @@ import (
 // Struct tags:
 //
 //	json:"name"           the property name (always given)
-//	desc:"..."            the description
+//	desc:"..."            the description (sent: a model reads it)
+//	doc:"..."             a description for docs/tools.md only, where desc
+//	                      would repeat what the name, type or enum says
 //	default:"<json>"      a default value; makes a non-pointer field optional
 //	enum:"a,b,c"          allowed string values
 //
 // A pointer field is optional and nullable. A field of a type with a
 // jsonSchema method uses the schema it returns. An embedded struct
 // contributes its fields (shared argument groups such as the socket).
+
+// docKeyword carries a doc tag in a schema until mcpTool strips it: the
+// docs read it, tools/list never carries it.
+const docKeyword = "x-doc"
 
 // schemaer lets a type describe itself (unions such as str|int|null).
 type schemaer interface{ jsonSchema() map[string]any }
@@ -104,6 +110,9 @@ func structFields(t reflect.Type) ([]fieldInfo, error) {
 		}
 		if d := f.Tag.Get("desc"); d != "" {
 			s["description"] = d
+		}
+		if d := f.Tag.Get("doc"); d != "" {
+			s[docKeyword] = d
 		}
 		fi := fieldInfo{name: name, index: []int{i}, schema: s}
 		if d, ok := f.Tag.Lookup("default"); ok {

@@ -17,15 +17,15 @@ func init() { toolGroups = append(toolGroups, batchTools) }
 const maxBatchOps = 1000
 
 type batchOperation struct {
-	Tool      string         `json:"tool"`
-	Arguments map[string]any `json:"arguments" default:"{}"`
+	Tool      string         `json:"tool" doc:"Name of the tool to call."`
+	Arguments map[string]any `json:"arguments" default:"{}" doc:"Arguments for that tool."`
 }
 
 func (batchOperation) closedSchema() {}
 
 type batchArgs struct {
 	Operations []batchOperation `json:"operations" desc:"1 to 1000 calls, run in order."`
-	OnError    string           `json:"on_error" default:"\"stop\"" enum:"stop,continue"`
+	OnError    string           `json:"on_error" default:"\"stop\"" enum:"stop,continue" doc:"stop: halt after the first failing call; continue: run them all."`
 }
 
 // BatchResultRow is one nested call's outcome.

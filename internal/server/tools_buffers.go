@@ -483,27 +483,27 @@ type loadBufferArgs struct {
 }
 
 type pasteBufferArgs struct {
-	BufferName string `json:"buffer_name"`
-	Bracket    bool   `json:"bracket" default:"true"`
+	BufferName string `json:"buffer_name" doc:"Full name returned by load_buffer."`
+	Bracket    bool   `json:"bracket" default:"true" doc:"Use bracketed paste, so a shell takes the text as typed, not run line by line."`
 	PaneTarget
 	SocketArgs
 }
 
 type pasteTextArgs struct {
 	Text    string `json:"text" desc:"May be multi-line. Never logged."`
-	Bracket bool   `json:"bracket" default:"true"`
+	Bracket bool   `json:"bracket" default:"true" doc:"Use bracketed paste, so a shell takes the text as typed, not run line by line."`
 	PaneTarget
 	SocketArgs
 }
 
 type showBufferArgs struct {
-	BufferName string `json:"buffer_name"`
+	BufferName string `json:"buffer_name" doc:"Full name returned by load_buffer."`
 	MaxLines   *int   `json:"max_lines" default:"500" desc:"Tail lines kept; null: all."`
 	SocketArgs
 }
 
 type deleteBufferArgs struct {
-	BufferName string `json:"buffer_name"`
+	BufferName string `json:"buffer_name" doc:"Full name returned by load_buffer."`
 	SocketArgs
 }
 

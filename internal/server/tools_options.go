@@ -19,7 +19,7 @@ func init() { toolGroups = append(toolGroups, optionTools) }
 type ScopeArgs struct {
 	Scope  *string `json:"scope" enum:"server,session,window,pane" desc:"null: tmux infers it."`
 	Target *string `json:"target" desc:"Session name, window id or pane id, per scope (needs scope)."`
-	Global bool    `json:"global_" default:"false"`
+	Global bool    `json:"global_" default:"false" doc:"Use the global options (-g) instead of the target's own."`
 }
 
 type showOptionArgs struct {
@@ -29,7 +29,7 @@ type showOptionArgs struct {
 }
 
 type setOptionArgs struct {
-	Option string `json:"option"`
+	Option string `json:"option" doc:"Option name."`
 	Value  string `json:"value" desc:"As set-option takes it."`
 	ScopeArgs
 	SocketArgs
@@ -46,8 +46,8 @@ type showEnvironmentArgs struct {
 }
 
 type setEnvironmentArgs struct {
-	Name  string `json:"name"`
-	Value string `json:"value"`
+	Name  string `json:"name" doc:"Variable name."`
+	Value string `json:"value" doc:"Variable value."`
 	sessionArgs
 	SocketArgs
 }

@@ -33,7 +33,7 @@ type searchPanesArgs struct {
 	Regex                  bool    `json:"regex" default:"false" desc:"pattern is a Go RE2 regex."`
 	SessionName            *string `json:"session_name" desc:"Only this session."`
 	SessionID              *string `json:"session_id"`
-	MatchCase              bool    `json:"match_case" default:"false"`
+	MatchCase              bool    `json:"match_case" default:"false" doc:"Match case exactly; default is case-insensitive."`
 	ContentStart           *int    `json:"content_start" desc:"First line (tmux -S; negative = scrollback); null: the visible screen."`
 	ContentEnd             *int    `json:"content_end" desc:"Last line (tmux -E)."`
 	MaxMatchedLinesPerPane int     `json:"max_matched_lines_per_pane" default:"50" desc:"Keeps the most recent."`

@@ -138,7 +138,7 @@ func (c *Call) pwWindow(ctx context.Context, sock tmux.Socket, w pwWindowTarget)
 
 type selectPaneArgs struct {
 	PaneID    *string `json:"pane_id" desc:"With direction, the pane to move from."`
-	Direction *string `json:"direction" enum:"up,down,left,right,last,next,previous"`
+	Direction *string `json:"direction" enum:"up,down,left,right,last,next,previous" doc:"Move to a neighbour instead of naming a pane."`
 	pwWindowTarget
 	SocketArgs
 }
@@ -152,13 +152,13 @@ type resizePaneArgs struct {
 }
 
 type swapPaneArgs struct {
-	SourcePaneID string `json:"source_pane_id"`
+	SourcePaneID string `json:"source_pane_id" doc:"Pane ID (e.g. '%1') to move."`
 	TargetPaneID string `json:"target_pane_id" desc:"e.g. %2"`
 	SocketArgs
 }
 
 type setPaneTitleArgs struct {
-	Title string `json:"title"`
+	Title string `json:"title" doc:"New pane title."`
 	PaneTarget
 	SocketArgs
 }
@@ -170,7 +170,7 @@ type paneOnlyArgs struct {
 
 type enterCopyModeArgs struct {
 	PaneTarget
-	ScrollUp *int `json:"scroll_up"`
+	ScrollUp *int `json:"scroll_up" doc:"Lines to scroll up after entering copy mode."`
 	SocketArgs
 }
 

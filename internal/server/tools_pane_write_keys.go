@@ -29,7 +29,7 @@ const (
 type sendKeysArgs struct {
 	Keys string `json:"keys" desc:"Text, or one key name such as C-c or Enter."`
 	PaneTarget
-	Enter           bool `json:"enter" default:"true"`
+	Enter           bool `json:"enter" default:"true" doc:"Press Enter after the keys."`
 	Literal         bool `json:"literal" default:"false" desc:"Type a key name as text."`
 	SuppressHistory bool `json:"suppress_history" default:"false" desc:"Prepend a space (ignorespace keeps it out of history)."`
 	SocketArgs
@@ -40,12 +40,12 @@ type sendKeysArgs struct {
 // objects get none from the argument validator.
 type sendKeysOp struct {
 	Keys            string  `json:"keys" desc:"Text or one key name."`
-	PaneID          *string `json:"pane_id"`
-	SessionName     *string `json:"session_name"`
-	SessionID       *string `json:"session_id"`
-	WindowID        *string `json:"window_id"`
-	Enter           bool    `json:"enter" default:"true"`
-	Literal         bool    `json:"literal" default:"false"`
+	PaneID          *string `json:"pane_id" doc:"Pane ID (e.g. '%1')."`
+	SessionName     *string `json:"session_name" doc:"Session name, used when pane_id is not given."`
+	SessionID       *string `json:"session_id" doc:"Session ID, used when pane_id is not given."`
+	WindowID        *string `json:"window_id" doc:"Window ID, used when pane_id is not given."`
+	Enter           bool    `json:"enter" default:"true" doc:"Press Enter after the keys."`
+	Literal         bool    `json:"literal" default:"false" doc:"Type keys as literal text."`
 	SuppressHistory bool    `json:"suppress_history" default:"false" desc:"Prepend one space."`
 }
 
@@ -69,7 +69,7 @@ func (o *sendKeysOp) UnmarshalJSON(b []byte) error {
 
 type sendKeysBatchArgs struct {
 	Operations []sendKeysOp `json:"operations" desc:"Run in order, each to its own target."`
-	OnError    string       `json:"on_error" default:"\"stop\"" enum:"stop,continue"`
+	OnError    string       `json:"on_error" default:"\"stop\"" enum:"stop,continue" doc:"stop after the first failing operation, or continue with the rest."`
 	Timeout    *float64     `json:"timeout" desc:"Seconds (> 0) for the whole batch."`
 	SocketArgs
 }

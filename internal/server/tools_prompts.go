@@ -16,7 +16,7 @@ type listPromptsArgs struct{}
 
 type getPromptArgs struct {
 	Name      string            `json:"name" desc:"Prompt name, from list_prompts."`
-	Arguments map[string]string `json:"arguments" default:"{}"`
+	Arguments map[string]string `json:"arguments" default:"{}" doc:"Prompt arguments."`
 }
 
 // PromptInfo describes one prompt.

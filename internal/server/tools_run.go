@@ -20,7 +20,7 @@ import (
 func init() { toolGroups = append(toolGroups, runTools) }
 
 type runCommandArgs struct {
-	Command string `json:"command"`
+	Command string `json:"command" doc:"Shell command to run in the target pane."`
 	PaneTarget
 	Timeout         float64 `json:"timeout" default:"30.0" desc:"Seconds (> 0), capped by the wait ceiling."`
 	MaxLines        *int    `json:"max_lines" desc:"Tail lines kept; null: all."`

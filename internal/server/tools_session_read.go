@@ -39,7 +39,7 @@ type getWindowInfoArgs struct {
 }
 
 type findPaneByPositionArgs struct {
-	Corner string `json:"corner" enum:"top-left,top-right,bottom-left,bottom-right"`
+	Corner string `json:"corner" enum:"top-left,top-right,bottom-left,bottom-right" doc:"Which corner of the window."`
 	WindowTarget
 	SocketArgs
 }

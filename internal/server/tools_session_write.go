@@ -23,7 +23,7 @@ type sessArgs struct {
 
 type createSessionArgs struct {
 	SessionName    *string      `json:"session_name" desc:"Omitted: tmux picks one. No ':' or '.'."`
-	WindowName     *string      `json:"window_name"`
+	WindowName     *string      `json:"window_name" doc:"Name for the session's first window."`
 	StartDirectory *string      `json:"start_directory" desc:"Existing directory; ~ expands."`
 	X              *int         `json:"x" desc:"Columns."`
 	Y              *int         `json:"y" desc:"Rows."`

@@ -26,7 +26,7 @@ type waitForTextArgs struct {
 	PaneTarget
 	Timeout   float64 `json:"timeout" default:"8.0" desc:"Seconds (> 0), capped by the wait ceiling."`
 	Interval  float64 `json:"interval" default:"0.05" desc:"Ignored (>= 0.01): the wait is event-driven."`
-	MatchCase bool    `json:"match_case" default:"false"`
+	MatchCase bool    `json:"match_case" default:"false" doc:"Match case-sensitively."`
 	SocketArgs
 }
 

@@ -22,7 +22,7 @@ type winArgs struct {
 
 type createWindowArgs struct {
 	sessArgs
-	WindowName     *string      `json:"window_name"`
+	WindowName     *string      `json:"window_name" doc:"Name for the new window."`
 	StartDirectory *string      `json:"start_directory" desc:"Existing directory; ~ expands."`
 	Attach         bool         `json:"attach" default:"false" desc:"Make it the current window."`
 	Direction      *string      `json:"direction" enum:"before,after" desc:"Next to the current window, not at the next free index."`
@@ -32,7 +32,7 @@ type createWindowArgs struct {
 }
 
 type renameWindowArgs struct {
-	NewName string `json:"new_name"`
+	NewName string `json:"new_name" doc:"New window name."`
 	winArgs
 	SocketArgs
 }
