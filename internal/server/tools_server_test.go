@@ -158,6 +158,13 @@ func TestListSessionsNoServerHint(t *testing.T) {
 	if got := texts(e.ok("list_sessions", map[string]any{"socket_path": path}, nil)); len(got) != 2 || !strings.Contains(got[1], path) {
 		t.Errorf("socket_path with no server: blocks %q, want a hint naming %s", got, path)
 	}
+	// list_windows and list_panes answer no server with an error, as the
+	// reference does; its suggestion carries the same pitfall.
+	for _, tool := range []string{"list_windows", "list_panes"} {
+		if _, meta := e.fail(tool, map[string]any{}); !strings.Contains(fmt.Sprint(meta["suggestion"]), "-e") {
+			t.Errorf("%s with no server: suggestion %q does not mention -e", tool, meta["suggestion"])
+		}
+	}
 	ts.MustRun("new-session", "-d", "-s", "main")
 	if got := texts(e.ok("list_sessions", map[string]any{}, nil)); len(got) != 1 {
 		t.Errorf("with a server: blocks %q, want the array alone", got)
