@@ -332,7 +332,7 @@ func (s *Server) ToolListBreakdown() (ToolListParts, error) {
 		p.Descriptions += size(mt.Description)
 		in := size(mt.InputSchema)
 		p.InputSchemas += in
-		p.ParamDescs += in - size(withoutKeywords(t.input, "description"))
+		p.ParamDescs += in - size(withoutKeywords(t.input, "description", docKeyword))
 		if mt.OutputSchema != nil {
 			p.OutputSchema += size(mt.OutputSchema)
 		}
