@@ -562,8 +562,13 @@ func toolStats(ctx context.Context, srv *server.Server, stdout io.Writer, logger
 	fmt.Fprintf(tw, "  of which argument descriptions\t%s\n", kb(parts.ParamDescs))
 	fmt.Fprintf(tw, "output schemas\t%s\n", kb(parts.OutputSchema))
 	fmt.Fprintf(tw, "annotations and _meta\t%s\n", kb(parts.Annotations))
-	fmt.Fprintf(tw, "what a model reads (name, description, inputSchema)\t%s\n", kb(parts.ModelFacing))
+	fmt.Fprintf(tw, "what a model reads (name, description, inputSchema)\t%s\t%.2fx the reference\n", kb(parts.ModelFacing), server.ReferenceRatio(parts.ModelFacing))
+	fmt.Fprintf(tw, "  projected with a host argument on every tool\t%s\t%.2fx the reference (budget %.2fx)\n",
+		kb(parts.ModelFacingWithHost), server.ReferenceRatio(parts.ModelFacingWithHost), server.ModelFacingBudget)
 	_ = tw.Flush()
+	fmt.Fprintf(stdout, "\nThe reference figure is %d bytes: name, description and inputSchema of the 56 tools of libtmux-mcp\n"+
+		"0.1.0a20 at the destructive tier, measured the same way (internal/server/testdata/reference/tools.json).\n",
+		server.ReferenceModelFacingBytes)
 	return 0
 }
 

@@ -57,6 +57,8 @@ func TestCommandLine(t *testing.T) {
 		{name: "unknown subcommand", args: []string{"frobnicate"}, wantCode: 2, emptyOut: true, wantErr: []string{`unknown subcommand \"frobnicate\"`}},
 		{name: "unknown subcommand flag", args: []string{"tools", "--json"}, wantCode: 2, emptyOut: true, wantErr: []string{"tools: flag provided but not defined: -json"}},
 		{name: "extra argument to doctor", args: []string{"doctor", "extra"}, wantCode: 2, emptyOut: true, wantErr: []string{"doctor takes no arguments, got 1"}},
+		{name: "tools --stats compares with the reference", env: map[string]string{"TMUX_MCP_SAFETY": "destructive"}, args: []string{"tools", "--stats"}, wantCode: 0,
+			wantOut: []string{"x the reference", "projected with a host argument on every tool", "(budget 0.60x)", "The reference figure is 72441 bytes"}},
 		{name: "extra argument to tools", args: []string{"tools", "--stats", "extra"}, wantCode: 2, emptyOut: true, wantErr: []string{"tools takes no arguments"}},
 		{name: "extra argument to serve", args: []string{"serve", "x"}, wantCode: 2, emptyOut: true, wantErr: []string{"serve takes no arguments"}},
 		{name: "extra argument to docs", args: []string{"docs", "x"}, wantCode: 2, emptyOut: true, wantErr: []string{"docs takes no arguments"}},

@@ -81,13 +81,14 @@ func ToolsMarkdown() (string, error) {
 var sharedArgDocs = map[string]string{
 	"socket_name":  "tmux -L socket name: which tmux server; a plain name (no '/', not '.' or '..', at most 100 bytes). With neither socket argument: TMUX_MCP_SOCKET_PATH, else TMUX_MCP_SOCKET, else tmux's default.",
 	"socket_path":  "tmux -S socket path; wins over socket_name. Absolute (or ~/...): an existing socket, or a new one in an existing directory of your own (or a sticky one like /tmp). Never replaces another file.",
+	"pane_id":      "Pane id, e.g. `%1`: the preferred target, stable for the pane's life.",
 	"session_name": "Session name (exact match).",
 	"session_id":   "Session id, e.g. `$1`.",
 	"window_id":    "Window id, e.g. `@1`.",
 	"window_index": "Window index within the session.",
 }
 
-var sharedArgOrder = []string{"socket_name", "socket_path", "session_name", "session_id", "window_id", "window_index"}
+var sharedArgOrder = []string{"socket_name", "socket_path", "pane_id", "session_name", "session_id", "window_id", "window_index"}
 
 func hintsText(t *Tool) string {
 	a := t.Preset.annotations()
@@ -139,6 +140,9 @@ func argsTable(schema map[string]any) string {
 			def = "`" + string(d) + "`"
 		}
 		desc, _ := p["description"].(string)
+		if desc == "" {
+			desc, _ = p[docKeyword].(string)
+		}
 		if desc == "" {
 			desc = sharedArgDocs[n]
 		}
@@ -301,7 +305,14 @@ type ToolListParts struct {
 	OutputSchema int // outputSchema
 	Annotations  int // annotations and _meta
 	ModelFacing  int // name, description and inputSchema: what a model reads
+	// ModelFacingWithHost is ModelFacing with the host argument of remote
+	// tmux (HostArgDescription) on every tool: the figure the budget holds.
+	ModelFacingWithHost int
 }
+
+// ReferenceRatio is a model-facing size as a fraction of the reference's
+// (ReferenceModelFacingBytes).
+func ReferenceRatio(n int) float64 { return float64(n) / ReferenceModelFacingBytes }
 
 // ToolListBreakdown measures ToolListParts for the visible tools.
 func (s *Server) ToolListBreakdown() (ToolListParts, error) {
@@ -321,7 +332,7 @@ func (s *Server) ToolListBreakdown() (ToolListParts, error) {
 		p.Descriptions += size(mt.Description)
 		in := size(mt.InputSchema)
 		p.InputSchemas += in
-		p.ParamDescs += in - size(withoutKeywords(t.inSchema(), "description"))
+		p.ParamDescs += in - size(withoutKeywords(t.inSchema(), "description", docKeyword))
 		if mt.OutputSchema != nil {
 			p.OutputSchema += size(mt.OutputSchema)
 		}
@@ -329,7 +340,13 @@ func (s *Server) ToolListBreakdown() (ToolListParts, error) {
 		if mt.Meta != nil {
 			p.Annotations += size(mt.Meta)
 		}
-		p.ModelFacing += size(map[string]any{"name": mt.Name, "description": mt.Description, "inputSchema": mt.InputSchema})
+	}
+	var err error
+	if p.ModelFacing, err = modelFacingBytes(list, false); err != nil {
+		return p, err
+	}
+	if p.ModelFacingWithHost, err = modelFacingBytes(list, true); err != nil {
+		return p, err
 	}
 	b, err := json.Marshal(&mcp.ListToolsResult{Tools: list})
 	if err != nil {

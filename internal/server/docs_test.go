@@ -62,12 +62,13 @@ func TestEveryArgumentDocumented(t *testing.T) {
 		props, _ := tool.inSchema()["properties"].(map[string]any)
 		for name, p := range props {
 			desc, _ := p.(map[string]any)["description"].(string)
+			doc, _ := p.(map[string]any)[docKeyword].(string)
 			_, shared := sharedArgDocs[name]
 			switch {
 			case shared && desc != "":
 				sharedBytes += len(desc)
 				particular = append(particular, tool.Name+"."+name)
-			case !shared && desc == "":
+			case !shared && desc == "" && doc == "":
 				t.Errorf("%s.%s: no description, in the schema or in sharedArgDocs", tool.Name, name)
 			}
 		}

@@ -161,7 +161,8 @@ func toToolError(err error) *ToolError {
 		return &ToolError{Msg: "tmux binary not found. Ensure tmux is installed and in PATH, or set TMUX_MCP_TMUX_BIN.", Type: "TmuxCommandNotFound", Err: err}
 	case errors.Is(err, tmux.ErrNoServer):
 		return &ToolError{Msg: "tmux error: no tmux server is running on this socket", Type: "TmuxServerNotRunning", Expected: true,
-			Suggestion: "Call list_servers to find running servers, or create_session to start one.", Err: err}
+			Suggestion: "Call list_servers to find running servers, or create_session to start one. " +
+				"If TMUX_MCP_SOCKET names the server you meant, check that your client passed it to this server (the MCP Inspector needs -e).", Err: err}
 	case errors.Is(err, tmux.ErrNotFound) && strings.Contains(err.Error(), "can't find pane"):
 		return &ToolError{Msg: "Pane not found: " + err.Error(), Type: typePaneNotFound, Expected: true, Suggestion: hint["pane"], Err: err}
 	case errors.Is(err, tmux.ErrNotFound):

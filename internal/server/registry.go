@@ -149,7 +149,7 @@ func (t *Tool) mcpTool() *mcp.Tool {
 			mt.OutputSchema = json.RawMessage(out)
 		}
 	} else {
-		mt.InputSchema = t.inSchema()
+		mt.InputSchema = withoutKeywords(t.inSchema(), docKeyword)
 		if out := t.outSchema(); out != nil {
 			mt.OutputSchema = out
 		}
@@ -190,7 +190,13 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 		if err != nil {
 			return nil, err
 		}
-		return buildResult(out, wrap)
+		res, err := buildResult(out, wrap)
+		if err == nil {
+			for _, n := range c.notes {
+				res.Content = append(res.Content, &mcp.TextContent{Text: n})
+			}
+		}
+		return res, err
 	}
 	return &t
 }

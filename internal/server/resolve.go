@@ -15,7 +15,7 @@ import (
 // window_id, then session_id, then session_name; with none, the first pane
 // of the first window of the first session.
 type PaneTarget struct {
-	PaneID      *string `json:"pane_id" desc:"Pane ID, e.g. %1 (preferred target)."`
+	PaneID      *string `json:"pane_id"`
 	SessionName *string `json:"session_name"`
 	SessionID   *string `json:"session_id"`
 	WindowID    *string `json:"window_id"`

@@ -11,22 +11,48 @@ import (
 
 // Schemas are built from Go structs by reflection and carry the reference
 // server's contract exactly: the same properties, JSON types, defaults and
-// required lists. An optional argument is {"type":[T,"null"],"default":null}
-// (the reference writes the same type as an anyOf; the compact form keeps
-// tools/list small, which matters to agents that pay for it in context), an
-// argument with a default carries it, and a required one is listed in
-// "required". Unions of several types (str|int|null) stay anyOf.
+// required lists. An optional argument is {"type":[T,"null"]} (the
+// reference writes the same type as an anyOf; the compact form keeps
+// tools/list small, which matters to agents that pay for it in context). Its
+// default is null, and an absent "default" says just that: JSON Schema's
+// default is an annotation, the server applies null to an absent argument
+// either way, so the reference's "default":null (15 bytes on each of ~280
+// arguments) is left out. An argument with any other default carries it, and a
+// required one is listed in "required". Unions of several types
+// (str|int|null) stay anyOf.
+//
+// Which nullable spelling clients take (issue 13, researched December 2026):
+// Anthropic, OpenAI (also strict mode), VS Code and Gemini CLI (which sends
+// parametersJsonSchema) take both. Cursor's client-side argument check
+// compares a non-null value's type with the whole "type" array and refuses
+// every value ("expected string,null, got string", cursor/cursor#3540,
+// #3778); its anyOf branch is right. Clients that map schemas onto Gemini's
+// OpenAPI subset refuse type arrays with a 400 (github/copilot-cli#4623,
+// google-gemini/gemini-cli#21094) and tolerate anyOf. So anyOf is the one
+// spelling every major client takes; the MCP Inspector's --strict lint flags
+// each type array (676 warnings here, 13 with anyOf). It costs 19 bytes per
+// optional argument: 5.3 KB of what a model reads now, 6.4 KB with the host
+// argument, which breaks the 0.6x budget (budget.go: 0.69x). Dropping null
+// from the advertised type (the server still takes null) would be the
+// cheapest and also portable, but changes the reference's types. Until that
+// trade is decided, the compact spelling stays.
 //
 // Struct tags:
 //
 //	json:"name"           the property name (always given)
-//	desc:"..."            the description
+//	desc:"..."            the description (sent: a model reads it)
+//	doc:"..."             a description for docs/tools.md only, where desc
+//	                      would repeat what the name, type or enum says
 //	default:"<json>"      a default value; makes a non-pointer field optional
 //	enum:"a,b,c"          allowed string values
 //
 // A pointer field is optional and nullable. A field of a type with a
 // jsonSchema method uses the schema it returns. An embedded struct
 // contributes its fields (shared argument groups such as the socket).
+
+// docKeyword carries a doc tag in a schema until mcpTool strips it: the
+// docs read it, tools/list never carries it.
+const docKeyword = "x-doc"
 
 // schemaer lets a type describe itself (unions such as str|int|null).
 type schemaer interface{ jsonSchema() map[string]any }
@@ -85,6 +111,9 @@ func structFields(t reflect.Type) ([]fieldInfo, error) {
 		if d := f.Tag.Get("desc"); d != "" {
 			s["description"] = d
 		}
+		if d := f.Tag.Get("doc"); d != "" {
+			s[docKeyword] = d
+		}
 		fi := fieldInfo{name: name, index: []int{i}, schema: s}
 		if d, ok := f.Tag.Lookup("default"); ok {
 			var v any
@@ -92,9 +121,7 @@ func structFields(t reflect.Type) ([]fieldInfo, error) {
 				return nil, fmt.Errorf("field %s: bad default: %w", name, err)
 			}
 			s["default"] = v
-		} else if nullable {
-			s["default"] = nil
-		} else {
+		} else if !nullable {
 			fi.required = true
 		}
 		out = append(out, fi)

@@ -17,15 +17,15 @@ func init() { toolGroups = append(toolGroups, batchTools) }
 const maxBatchOps = 1000
 
 type batchOperation struct {
-	Tool      string         `json:"tool" desc:"Name of the tool to call."`
-	Arguments map[string]any `json:"arguments" default:"{}" desc:"Arguments for that tool."`
+	Tool      string         `json:"tool" doc:"Name of the tool to call."`
+	Arguments map[string]any `json:"arguments" default:"{}" doc:"Arguments for that tool."`
 }
 
 func (batchOperation) closedSchema() {}
 
 type batchArgs struct {
-	Operations []batchOperation `json:"operations" desc:"Tool calls to run in order (1 to 1000)."`
-	OnError    string           `json:"on_error" default:"\"stop\"" enum:"stop,continue" desc:"stop: halt after the first failing call; continue: run them all."`
+	Operations []batchOperation `json:"operations" desc:"1 to 1000 calls, run in order."`
+	OnError    string           `json:"on_error" default:"\"stop\"" enum:"stop,continue" doc:"stop: halt after the first failing call; continue: run them all."`
 }
 
 // BatchResultRow is one nested call's outcome.
@@ -54,9 +54,8 @@ func batchTools() []*Tool {
 	mk := func(name, title string, tier config.Tier, preset Preset, what string) *Tool {
 		return define(Tool{
 			Name: name, Title: title, Tier: tier, Preset: preset, Toolset: "batch",
-			Description: fmt.Sprintf("Run several %s tool calls in one request, in order, each through the same validation and safety checks as a direct call. "+
-				"Waiting tools (run_command, wait_for_text, wait_for_channel) and other batch tools cannot be nested. Results are per call; "+
-				"on_error chooses stop or continue.", what),
+			Description: fmt.Sprintf("Run several %s tool calls in order in one request, each validated and checked as a direct call. "+
+				"Waiting tools (run_command, wait_for_text, wait_for_channel) and batch tools cannot be nested.", what),
 		}, func(ctx context.Context, c *Call, a batchArgs) (ToolCallBatchResult, error) {
 			return c.runBatch(ctx, tier, a)
 		})

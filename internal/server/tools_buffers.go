@@ -476,33 +476,33 @@ func bufferError(err error, pane, buffer string) error {
 }
 
 type loadBufferArgs struct {
-	Content     string  `json:"content" desc:"Text to stage; may be multi-line. Never logged."`
-	LogicalName *string `json:"logical_name" desc:"Short label, [A-Za-z0-9_.-]{1,64}; empty or null means 'buf'."`
+	Content     string  `json:"content" desc:"May be multi-line. Never logged."`
+	LogicalName *string `json:"logical_name" desc:"[A-Za-z0-9_.-]{1,64}; empty or null: 'buf'."`
 	SocketArgs
 }
 
 type pasteBufferArgs struct {
-	BufferName string `json:"buffer_name" desc:"Full name returned by load_buffer."`
-	Bracket    bool   `json:"bracket" default:"true" desc:"Use bracketed paste, so a shell takes the text as typed, not run line by line."`
+	BufferName string `json:"buffer_name" doc:"Full name returned by load_buffer."`
+	Bracket    bool   `json:"bracket" default:"true" doc:"Use bracketed paste, so a shell takes the text as typed, not run line by line."`
 	PaneTarget
 	SocketArgs
 }
 
 type pasteTextArgs struct {
-	Text    string `json:"text" desc:"Text to paste; may be multi-line. Never logged."`
-	Bracket bool   `json:"bracket" default:"true" desc:"Use bracketed paste, so a shell takes the text as typed, not run line by line."`
+	Text    string `json:"text" desc:"May be multi-line. Never logged."`
+	Bracket bool   `json:"bracket" default:"true" doc:"Use bracketed paste, so a shell takes the text as typed, not run line by line."`
 	PaneTarget
 	SocketArgs
 }
 
 type showBufferArgs struct {
-	BufferName string `json:"buffer_name" desc:"Full name returned by load_buffer."`
-	MaxLines   *int   `json:"max_lines" default:"500" desc:"Keep at most this many trailing lines; null for all."`
+	BufferName string `json:"buffer_name" doc:"Full name returned by load_buffer."`
+	MaxLines   *int   `json:"max_lines" default:"500" desc:"Tail lines kept; null: all."`
 	SocketArgs
 }
 
 type deleteBufferArgs struct {
-	BufferName string `json:"buffer_name" desc:"Full name returned by load_buffer."`
+	BufferName string `json:"buffer_name" doc:"Full name returned by load_buffer."`
 	SocketArgs
 }
 
@@ -510,12 +510,12 @@ func bufferTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "load_buffer", Title: "Load tmux Buffer", Toolset: "buffer", Tier: config.Mutating, Preset: SHL,
-			Description: "Stage text in a new tmux paste buffer owned by this server and get its name back, to paste into one or more panes (paste_buffer), read back (show_buffer) or delete. For a one-shot paste use paste_text. Only buffers made here are reachable; there is no list_buffers. " +
-				fmt.Sprintf("At most %d buffers are kept at once: at the cap, load_buffer refuses until delete_buffer frees one.", maxLiveBuffers),
+			Description: "Stage text in a new paste buffer owned by this server, to paste into panes (paste_buffer), read back (show_buffer) or delete (delete_buffer). For a one-shot paste use paste_text. Only buffers made here are reachable; " +
+				fmt.Sprintf("at most %d at once.", maxLiveBuffers),
 		}, loadBuffer),
 		define(Tool{
 			Name: "paste_buffer", Title: "Paste tmux Buffer", Toolset: "buffer", Tier: config.Mutating, Preset: SHL,
-			Description: "Paste a buffer made by load_buffer into a pane (bracketed paste by default). The buffer stays for further pastes.",
+			Description: "Paste a buffer made by load_buffer into a pane (bracketed by default); the buffer stays for more pastes. For one-shot text use paste_text.",
 		}, pasteBuffer),
 		define(Tool{
 			Name: "show_buffer", Title: "Show tmux Buffer", Toolset: "buffer", Tier: config.Readonly, Preset: RO,
@@ -527,7 +527,7 @@ func bufferTools() []*Tool {
 		}, deleteBuffer),
 		define(Tool{
 			Name: "paste_text", Title: "Paste Text", Toolset: "pane", Tier: config.Mutating, Preset: SHL,
-			Description: "Paste text into a pane as one paste (bracketed by default), through a private buffer that is deleted at once. Better than send_keys for multi-line text or code: a shell or editor takes it as typed, and nothing runs line by line.",
+			Description: "Paste text into a pane as one paste (bracketed by default) through a private buffer. Better than send_keys for multi-line text or code: nothing runs line by line. To paste the same text again use load_buffer.",
 		}, pasteText),
 	}
 }

@@ -13,10 +13,10 @@ import (
 func init() { toolGroups = append(toolGroups, captureSinceTools) }
 
 type captureSinceArgs struct {
-	Cursor *string `json:"cursor" desc:"Cursor from the previous capture_since call; omit on the first call."`
+	Cursor *string `json:"cursor" desc:"From the previous call; omit on the first."`
 	PaneTarget
-	MaxLines *int `json:"max_lines" default:"500" desc:"Most lines to return (> 0; null for no limit); the tail is kept."`
-	MaxBytes *int `json:"max_bytes" default:"128000" desc:"Most bytes to return (> 0; null for no limit); the tail is kept."`
+	MaxLines *int `json:"max_lines" default:"500" desc:"Tail lines kept (> 0); null: no cap."`
+	MaxBytes *int `json:"max_bytes" default:"128000" desc:"Tail bytes kept (> 0); null: no cap."`
 	SocketArgs
 }
 
@@ -35,9 +35,7 @@ type CaptureSinceResult struct {
 func captureSinceTools() []*Tool {
 	return []*Tool{define(Tool{
 		Name: "capture_since", Title: "Capture Since", Toolset: "pane", Tier: config.Readonly, Preset: RO,
-		Description: "Read only what a pane printed since your last look: the first call returns the visible screen and a cursor; " +
-			"each later call with that cursor returns the rows written or rewritten since, and a new cursor. " +
-			"Use it to follow a long-running program across turns without re-reading the screen.",
+		Description: "Read only what a pane printed since your last look: the first call returns the screen and a cursor, each later call the rows written since and a new cursor. Follows a long-running program across turns without re-reading it with capture_pane.",
 	}, func(ctx context.Context, c *Call, a captureSinceArgs) (CaptureSinceResult, error) {
 		return c.captureSince(ctx, a)
 	})}

@@ -17,13 +17,13 @@ func init() { toolGroups = append(toolGroups, channelTools) }
 var channelName = lazyRegexp(`^[A-Za-z0-9_.:-]{1,128}$`)
 
 type waitForChannelArgs struct {
-	Channel string  `json:"channel" desc:"Channel name, [A-Za-z0-9_.:-]{1,128}."`
-	Timeout float64 `json:"timeout" default:"30.0" desc:"Seconds to wait (> 0); clamped to the server's wait ceiling."`
+	Channel string  `json:"channel" desc:"[A-Za-z0-9_.:-]{1,128}"`
+	Timeout float64 `json:"timeout" default:"30.0" desc:"Seconds (> 0), capped by the wait ceiling."`
 	SocketArgs
 }
 
 type signalChannelArgs struct {
-	Channel string `json:"channel" desc:"Channel name, [A-Za-z0-9_.:-]{1,128}."`
+	Channel string `json:"channel" desc:"[A-Za-z0-9_.:-]{1,128}"`
 	SocketArgs
 }
 
@@ -31,9 +31,7 @@ func channelTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "wait_for_channel", Title: "Wait For tmux Channel", Toolset: "wait", Tier: config.Mutating, Preset: MUT, SelfBounded: true,
-			Description: "Block until a tmux wait-for channel is signalled (by signal_channel or `tmux wait-for -S NAME` in a script), " +
-				"the reliable way to wait for work you can make signal. tmux latches a signal sent before anyone waits: it satisfies exactly one later wait, " +
-				"so a reused channel name can return at once. Bounded by the wait ceiling; cancellable.",
+			Description: "Block until a tmux wait-for channel is signalled (by signal_channel or `tmux wait-for -S NAME` in a script): the reliable wait for work you can make signal. A signal sent before the wait is latched for one later wait.",
 		}, func(ctx context.Context, c *Call, a waitForChannelArgs) (Text, error) {
 			if !channelName().MatchString(a.Channel) {
 				return "", expectedf("channel must match [A-Za-z0-9_.:-]{1,128}")
@@ -76,7 +74,7 @@ func channelTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "signal_channel", Title: "Signal tmux Channel", Toolset: "wait", Tier: config.Mutating, Preset: MUT,
-			Description: "Signal a tmux wait-for channel, waking its waiters. With no waiter tmux latches the signal for the next wait on that name (it is not a no-op).",
+			Description: "Signal a tmux wait-for channel, waking its waiters (wait_for_channel). With no waiter the signal is latched for the next wait.",
 		}, func(ctx context.Context, c *Call, a signalChannelArgs) (Text, error) {
 			if !channelName().MatchString(a.Channel) {
 				return "", expectedf("channel must match [A-Za-z0-9_.:-]{1,128}")

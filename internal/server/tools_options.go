@@ -17,26 +17,26 @@ func init() { toolGroups = append(toolGroups, optionTools) }
 
 // ScopeArgs selects the options (or hooks) of one tmux object.
 type ScopeArgs struct {
-	Scope  *string `json:"scope" enum:"server,session,window,pane" desc:"Scope; when null, tmux infers it from the option name (hooks: the session tree)."`
-	Target *string `json:"target" desc:"Session name (session scope), window id '@1' (window scope) or pane id '%1' (pane scope). Requires scope."`
-	Global bool    `json:"global_" default:"false" desc:"Use the global options (-g) instead of the target's own."`
+	Scope  *string `json:"scope" enum:"server,session,window,pane" desc:"null: tmux infers it."`
+	Target *string `json:"target" desc:"Session name, window id or pane id, per scope (needs scope)."`
+	Global bool    `json:"global_" default:"false" doc:"Use the global options (-g) instead of the target's own."`
 }
 
 type showOptionArgs struct {
-	Option string `json:"option" desc:"Option name, e.g. 'history-limit', 'mouse' or a user option '@name'."`
+	Option string `json:"option" desc:"e.g. history-limit, mouse, @user-option"`
 	ScopeArgs
 	SocketArgs
 }
 
 type setOptionArgs struct {
-	Option string `json:"option" desc:"Option name."`
-	Value  string `json:"value" desc:"New value, as tmux's set-option takes it."`
+	Option string `json:"option" doc:"Option name."`
+	Value  string `json:"value" desc:"As set-option takes it."`
 	ScopeArgs
 	SocketArgs
 }
 
 type sessionArgs struct {
-	SessionName *string `json:"session_name" desc:"Session name; without a session, the global environment."`
+	SessionName *string `json:"session_name" desc:"null: the global environment."`
 	SessionID   *string `json:"session_id"`
 }
 
@@ -46,8 +46,8 @@ type showEnvironmentArgs struct {
 }
 
 type setEnvironmentArgs struct {
-	Name  string `json:"name" desc:"Variable name."`
-	Value string `json:"value" desc:"Variable value."`
+	Name  string `json:"name" doc:"Variable name."`
+	Value string `json:"value" doc:"Variable value."`
 	sessionArgs
 	SocketArgs
 }
@@ -58,7 +58,7 @@ type showHooksArgs struct {
 }
 
 type showHookArgs struct {
-	HookName string `json:"hook_name" desc:"Hook name, e.g. 'pane-exited' or 'session-created'."`
+	HookName string `json:"hook_name" desc:"e.g. pane-exited"`
 	ScopeArgs
 	SocketArgs
 }
@@ -67,27 +67,27 @@ func optionTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "show_option", Title: "Show tmux Option", Toolset: "option", Tier: config.Readonly, Preset: RO,
-			Description: "Show one tmux option's value (history-limit, mouse, status bar...). Without global_ the value is the one in effect for the target, inherited from the global one if not set locally. The value is tmux's string; a list for array options; null for an unset user option.",
+			Description: "Show one tmux option's value. Without global_ it is the value in effect for the target, inherited if not set locally; null for an unset user option. set_option changes it.",
 		}, showOption),
 		define(Tool{
 			Name: "set_option", Title: "Set tmux Option", Toolset: "option", Tier: config.Mutating, Preset: MUT,
-			Description: "Set a tmux option at a scope (server, session, window, pane) or globally. The result does not repeat the value; read it back with show_option.",
+			Description: "Set a tmux option at a scope (server, session, window, pane) or globally. The value is not echoed; read it back with show_option.",
 		}, setOption),
 		define(Tool{
 			Name: "show_environment", Title: "Show tmux Environment", Toolset: "environment", Tier: config.Readonly, Preset: RO,
-			Description: "Show the tmux environment that new panes and windows inherit: a session's, or the global one. A variable tmux removes from new processes maps to false.",
+			Description: "Show the tmux environment new panes and windows inherit: a session's, or the global one. A variable tmux removes maps to false. set_environment changes it.",
 		}, showEnvironment),
 		define(Tool{
 			Name: "set_environment", Title: "Set tmux Environment", Toolset: "environment", Tier: config.Mutating, Preset: MUT,
-			Description: "Set a variable in a session's tmux environment (or the global one) for panes and windows created later, including the user's own; running processes keep theirs. For one command prefer `env VAR=value cmd`. The result does not repeat the value.",
+			Description: "Set a variable in a session's tmux environment (or the global one) for panes created later; running processes keep theirs. For one command prefer `env VAR=value cmd` in run_command.",
 		}, setEnvironment),
 		define(Tool{
 			Name: "show_hooks", Title: "Show tmux Hooks", Toolset: "hook", Tier: config.Readonly, Preset: RO,
-			Description: "List the tmux hooks that are set at a scope, one entry per command. scope='server' lists every global hook (session and window trees). Read-only: there is no tool that sets hooks.",
+			Description: "List the tmux hooks set at a scope. scope='server' lists every global hook. For one hook by name use show_hook.",
 		}, showHooks),
 		define(Tool{
 			Name: "show_hook", Title: "Show tmux Hook", Toolset: "hook", Tier: config.Readonly, Preset: RO,
-			Description: "Show the commands of one tmux hook by name; an unset hook gives an empty list, an unknown hook name an error.",
+			Description: "Show the commands of one tmux hook; an unset hook gives [], an unknown name an error. show_hooks lists all.",
 		}, showHook),
 	}
 }

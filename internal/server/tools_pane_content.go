@@ -16,34 +16,34 @@ func init() { toolGroups = append(toolGroups, paneContentTools) }
 
 type capturePaneArgs struct {
 	PaneTarget
-	Start    *int `json:"start" desc:"First line (tmux -S): 0 is the top visible row, negative numbers reach into scrollback."`
-	End      *int `json:"end" desc:"Last line (tmux -E); default the bottom visible row."`
-	MaxLines *int `json:"max_lines" default:"500" desc:"Keep at most this many lines (the tail); null for no cap. Must be positive."`
+	Start    *int `json:"start" desc:"First line (tmux -S); 0 = top visible row, negative = scrollback."`
+	End      *int `json:"end" desc:"Last line (tmux -E); null: bottom visible row."`
+	MaxLines *int `json:"max_lines" default:"500" desc:"Tail lines kept (> 0); null: no cap."`
 	SocketArgs
 }
 
 type snapshotPaneArgs struct {
 	PaneTarget
-	MaxLines *int `json:"max_lines" default:"500" desc:"Keep at most this many content lines (the tail); null for no cap. Must be positive."`
+	MaxLines *int `json:"max_lines" default:"500" desc:"Tail lines kept (> 0); null: no cap."`
 	SocketArgs
 }
 
 type searchPanesArgs struct {
-	Pattern                string  `json:"pattern" desc:"Text to find; literal text unless regex is true."`
-	Regex                  bool    `json:"regex" default:"false" desc:"Treat pattern as a regular expression (Go RE2 syntax)."`
-	SessionName            *string `json:"session_name" desc:"Limit the search to this session."`
+	Pattern                string  `json:"pattern" desc:"Literal unless regex."`
+	Regex                  bool    `json:"regex" default:"false" desc:"pattern is a Go RE2 regex."`
+	SessionName            *string `json:"session_name" desc:"Only this session."`
 	SessionID              *string `json:"session_id"`
-	MatchCase              bool    `json:"match_case" default:"false" desc:"Match case exactly; default is case-insensitive."`
-	ContentStart           *int    `json:"content_start" desc:"First line searched (tmux -S); negative reaches into scrollback. Default: the visible screen."`
-	ContentEnd             *int    `json:"content_end" desc:"Last line searched (tmux -E)."`
-	MaxMatchedLinesPerPane int     `json:"max_matched_lines_per_pane" default:"50" desc:"Per-pane cap on matched_lines; the most recent lines are kept."`
-	Limit                  *int    `json:"limit" default:"500" desc:"Maximum matching panes on this page; null for no cap."`
-	Offset                 int     `json:"offset" default:"0" desc:"Skip this many matching panes (pagination)."`
+	MatchCase              bool    `json:"match_case" default:"false" doc:"Match case exactly; default is case-insensitive."`
+	ContentStart           *int    `json:"content_start" desc:"First line (tmux -S; negative = scrollback); null: the visible screen."`
+	ContentEnd             *int    `json:"content_end" desc:"Last line (tmux -E)."`
+	MaxMatchedLinesPerPane int     `json:"max_matched_lines_per_pane" default:"50" desc:"Keeps the most recent."`
+	Limit                  *int    `json:"limit" default:"500" desc:"Panes per page; null: no cap."`
+	Offset                 int     `json:"offset" default:"0" desc:"Matching panes to skip."`
 	SocketArgs
 }
 
 type displayMessageArgs struct {
-	FormatString string `json:"format_string" desc:"tmux format, e.g. '#{pane_id} #{window_zoomed_flag}'."`
+	FormatString string `json:"format_string" desc:"e.g. '#{pane_id} #{window_zoomed_flag}'"`
 	PaneTarget
 	SocketArgs
 }
@@ -52,7 +52,7 @@ func paneContentTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "capture_pane", Title: "Capture Pane", Toolset: "pane", Tier: config.Readonly, Preset: RO,
-			Description: "Read a pane's text as shown: the visible screen, or a line range with start/end (negative reaches into scrollback). Keeps the last max_lines lines; a cut is announced by a first line '[... truncated K lines ...]'. Use snapshot_pane to also get cursor and mode, search_panes to find which pane shows something.",
+			Description: "Read a pane's text: the visible screen, or lines start..end (negative = scrollback), keeping the last max_lines (a cut is announced on the first line). Use snapshot_pane to also get cursor and mode, search_panes to find which pane shows something.",
 		}, func(ctx context.Context, c *Call, a capturePaneArgs) (Text, error) {
 			if err := positive("max_lines", a.MaxLines); err != nil {
 				return "", err
@@ -75,7 +75,7 @@ func paneContentTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "snapshot_pane", Title: "Snapshot Pane", Toolset: "pane", Tier: config.Readonly, Preset: RO, AlwaysLoad: true,
-			Description: "One-call view of a pane: visible text plus cursor position, size, geometry, copy-mode and scroll state, alternate screen, dead flag, title, command and path. Prefer it over capture_pane + get_pane_info when the cursor or mode matters. content keeps the last max_lines lines (see content_truncated).",
+			Description: "One-call view of a pane: visible text plus cursor, size, copy-mode and scroll state, alternate screen, title, command and path. Prefer it over capture_pane + get_pane_info when cursor or mode matters.",
 		}, func(ctx context.Context, c *Call, a snapshotPaneArgs) (PaneSnapshot, error) {
 			if err := positive("max_lines", a.MaxLines); err != nil {
 				return PaneSnapshot{}, err
@@ -105,13 +105,13 @@ func paneContentTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "search_panes", Title: "Search Panes", Toolset: "pane", Tier: config.Readonly, Preset: RO,
-			Description: "Find which panes show some text: searches every pane's visible screen (or the content_start/content_end range), wrapped lines joined, and returns the matching panes with their matching lines. Literal and case-insensitive unless regex/match_case. Paginated by pane with offset/limit.",
+			Description: "Find which panes show some text: searches each pane's visible screen (or content_start..content_end) and returns matching panes and lines. Literal, case-insensitive unless regex/match_case. Paginated by pane. To read one pane use capture_pane.",
 		}, func(ctx context.Context, c *Call, a searchPanesArgs) (SearchPanesResult, error) {
 			return c.searchPanes(ctx, a)
 		}),
 		define(Tool{
 			Name: "display_message", Title: "Evaluate tmux Format String", Toolset: "pane", Tier: config.Readonly, Preset: RO,
-			Description: "Evaluate a tmux format string against a pane, e.g. '#{pane_id} #{window_zoomed_flag}', for fields no other tool reports. Jobs '#(...)' and the re-expanding modifiers E and T are refused, since values can come from programs in the pane.",
+			Description: "Evaluate a tmux format string against a pane, e.g. '#{pane_id} #{window_zoomed_flag}', for fields get_pane_info does not report. Jobs '#(...)' and modifiers E and T are refused.",
 		}, func(ctx context.Context, c *Call, a displayMessageArgs) (Text, error) {
 			if err := checkFormat(a.FormatString); err != nil {
 				return "", err

@@ -18,8 +18,8 @@ type listPanesArgs struct {
 	SessionName *string      `json:"session_name"`
 	SessionID   *string      `json:"session_id"`
 	WindowID    *string      `json:"window_id"`
-	WindowIndex *string      `json:"window_index" desc:"Window index within the session; needs session_name or session_id."`
-	Filters     StringMapArg `json:"filters" desc:"Django-style filters on tmux fields, as a mapping or JSON object string, e.g. {\"pane_current_command__contains\": \"vim\"}. Operators: exact, iexact, contains, icontains, startswith, istartswith, endswith, iendswith, in, nin (comma-separated), regex, iregex."`
+	WindowIndex *string      `json:"window_index" desc:"Needs session_name or session_id."`
+	Filters     StringMapArg `json:"filters" desc:"Mapping or JSON string of tmux field lookups, e.g. {\"pane_current_command__contains\": \"vim\"}. Ops: exact, contains, startswith, endswith, regex (i-prefix: any case), in, nin."`
 	SocketArgs
 }
 
@@ -27,7 +27,7 @@ func paneReadTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "get_pane_info", Title: "Get Pane Info", Toolset: "pane", Tier: config.Readonly, Preset: RO,
-			Description: "Get detailed information about one pane: size, position, edges, tty, pid, title, current command and path, and whether it is the pane this server runs in (is_caller). Target by pane_id; with session or window only, the first pane there.",
+			Description: "Get one pane's size, position, tty, pid, title, command, path and is_caller (the pane this server runs in). Target by pane_id; else a session's or window's first pane. For its text use capture_pane.",
 		}, func(ctx context.Context, c *Call, a getPaneInfoArgs) (PaneInfo, error) {
 			r, err := c.resolvePane(ctx, c.Socket(a.SocketArgs), a.PaneTarget, paneFields)
 			if err != nil {
@@ -37,7 +37,7 @@ func paneReadTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "list_panes", Title: "List tmux Panes", Toolset: "pane", Tier: config.Readonly, Preset: RO, AlwaysLoad: true,
-			Description: "List panes with their ids and metadata (not their content; use search_panes or capture_pane for text). Scope: a window (window_id, or window_index within a session), a session, or every pane on the server. Each row has is_caller.",
+			Description: "List panes with ids and metadata, not content (use search_panes or capture_pane for text). Scope: a window (window_id, or window_index in a session), a session, or the server.",
 		}, func(ctx context.Context, c *Call, a listPanesArgs) ([]PaneInfo, error) {
 			fs, err := parseFilters(a.Filters)
 			if err != nil {

@@ -137,28 +137,28 @@ func (c *Call) pwWindow(ctx context.Context, sock tmux.Socket, w pwWindowTarget)
 // Argument structs.
 
 type selectPaneArgs struct {
-	PaneID    *string `json:"pane_id" desc:"Pane ID (e.g. '%1') to select; with direction, the pane to move from."`
-	Direction *string `json:"direction" enum:"up,down,left,right,last,next,previous" desc:"Move to a neighbour instead of naming a pane."`
+	PaneID    *string `json:"pane_id" desc:"With direction, the pane to move from."`
+	Direction *string `json:"direction" enum:"up,down,left,right,last,next,previous" doc:"Move to a neighbour instead of naming a pane."`
 	pwWindowTarget
 	SocketArgs
 }
 
 type resizePaneArgs struct {
 	PaneTarget
-	Height *int  `json:"height" desc:"New height in rows."`
-	Width  *int  `json:"width" desc:"New width in columns."`
-	Zoom   *bool `json:"zoom" desc:"true zooms the pane to fill its window, false unzooms; not with height/width."`
+	Height *int  `json:"height" desc:"Rows."`
+	Width  *int  `json:"width" desc:"Columns."`
+	Zoom   *bool `json:"zoom" desc:"true zooms, false unzooms; not with height/width."`
 	SocketArgs
 }
 
 type swapPaneArgs struct {
-	SourcePaneID string `json:"source_pane_id" desc:"Pane ID (e.g. '%1') to move."`
-	TargetPaneID string `json:"target_pane_id" desc:"Pane ID (e.g. '%2') to swap it with."`
+	SourcePaneID string `json:"source_pane_id" doc:"Pane ID (e.g. '%1') to move."`
+	TargetPaneID string `json:"target_pane_id" desc:"e.g. %2"`
 	SocketArgs
 }
 
 type setPaneTitleArgs struct {
-	Title string `json:"title" desc:"New pane title."`
+	Title string `json:"title" doc:"New pane title."`
 	PaneTarget
 	SocketArgs
 }
@@ -170,7 +170,7 @@ type paneOnlyArgs struct {
 
 type enterCopyModeArgs struct {
 	PaneTarget
-	ScrollUp *int `json:"scroll_up" desc:"Lines to scroll up after entering copy mode."`
+	ScrollUp *int `json:"scroll_up" doc:"Lines to scroll up after entering copy mode."`
 	SocketArgs
 }
 
@@ -178,7 +178,7 @@ func paneWriteTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "select_pane", Title: "Select Pane", Toolset: "pane", Tier: config.Mutating, Preset: MUT,
-			Description: "Make a pane the active one in its window, by pane_id or by direction (up/down/left/right/last/next/previous) within a window. Returns the active pane afterwards.",
+			Description: "Make a pane active in its window, by pane_id or direction within a window. Returns the active pane. For a window use select_window.",
 		}, func(ctx context.Context, c *Call, a selectPaneArgs) (PaneInfo, error) {
 			sock := c.Socket(a.SocketArgs)
 			dir, pane := str(a.Direction), str(a.PaneID)
@@ -232,7 +232,7 @@ func paneWriteTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "resize_pane", Title: "Resize Pane", Toolset: "pane", Tier: config.Mutating, Preset: MUT,
-			Description: "Resize a pane to a height and/or width, or zoom/unzoom it (zoom is idempotent: it only toggles when the state differs). zoom cannot be combined with height or width.",
+			Description: "Resize a pane (height and/or width), or zoom/unzoom it (idempotent); zoom not with height or width. Use resize_window for the whole window.",
 		}, func(ctx context.Context, c *Call, a resizePaneArgs) (PaneInfo, error) {
 			if a.Zoom != nil && (a.Height != nil || a.Width != nil) {
 				return PaneInfo{}, expectedf("zoom cannot be combined with height or width")
@@ -269,7 +269,7 @@ func paneWriteTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "swap_pane", Title: "Swap Pane", Toolset: "pane", Tier: config.Mutating, Preset: CRE,
-			Description: "Swap the positions of two panes (exact pane ids, may be in different windows). Returns the source pane afterwards.",
+			Description: "Swap two panes' positions (exact ids, any windows). Returns the source pane. For windows use move_window.",
 		}, func(ctx context.Context, c *Call, a swapPaneArgs) (PaneInfo, error) {
 			src, err := tmux.ParsePaneID(a.SourcePaneID)
 			if err != nil {
@@ -298,7 +298,7 @@ func paneWriteTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "set_pane_title", Title: "Set Pane Title", Toolset: "pane", Tier: config.Mutating, Preset: MUT,
-			Description: "Set a pane's title (shown by list_panes and in pane borders). The title is stored literally.",
+			Description: "Set a pane's title (shown by list_panes and pane borders), stored literally.",
 		}, func(ctx context.Context, c *Call, a setPaneTitleArgs) (PaneInfo, error) {
 			if err := pwNoNUL("title", a.Title); err != nil {
 				return PaneInfo{}, err
@@ -318,7 +318,7 @@ func paneWriteTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "clear_pane", Title: "Clear Pane", Toolset: "pane", Tier: config.Mutating, Preset: MDS,
-			Description: "Reset a pane's terminal and erase its scrollback history. The history cannot be recovered.",
+			Description: "Reset a pane's terminal and erase its scrollback for good. respawn_pane restarts its process.",
 		}, func(ctx context.Context, c *Call, a paneOnlyArgs) (Text, error) {
 			sock := c.Socket(a.SocketArgs)
 			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
@@ -332,7 +332,7 @@ func paneWriteTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "enter_copy_mode", Title: "Enter Copy Mode", Toolset: "pane", Tier: config.Mutating, Preset: CRE,
-			Description: "Put a pane into copy mode (to scroll its history), optionally scrolling up scroll_up lines.",
+			Description: "Put a pane into copy mode to scroll its history, optionally up scroll_up lines. exit_copy_mode leaves it.",
 		}, func(ctx context.Context, c *Call, a enterCopyModeArgs) (PaneInfo, error) {
 			if a.ScrollUp != nil && *a.ScrollUp < 0 {
 				return PaneInfo{}, expectedf("scroll_up must not be negative")
@@ -358,7 +358,7 @@ func paneWriteTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "exit_copy_mode", Title: "Exit Copy Mode", Toolset: "pane", Tier: config.Mutating, Preset: MUT,
-			Description: "Leave copy mode in a pane. A pane not in a mode is left as it is.",
+			Description: "Leave copy mode (see enter_copy_mode); a pane in no mode is left as it is.",
 		}, func(ctx context.Context, c *Call, a paneOnlyArgs) (PaneInfo, error) {
 			sock := c.Socket(a.SocketArgs)
 			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)

@@ -27,11 +27,11 @@ const (
 )
 
 type sendKeysArgs struct {
-	Keys string `json:"keys" desc:"Text or one key name (e.g. 'C-c', 'Enter'); a string that is not a key name is typed as text."`
+	Keys string `json:"keys" desc:"Text, or one key name such as C-c or Enter."`
 	PaneTarget
-	Enter           bool `json:"enter" default:"true" desc:"Press Enter after the keys."`
-	Literal         bool `json:"literal" default:"false" desc:"Type keys as literal text even if it looks like a key name."`
-	SuppressHistory bool `json:"suppress_history" default:"false" desc:"Prepend one space so shells with ignorespace keep the command out of history."`
+	Enter           bool `json:"enter" default:"true" doc:"Press Enter after the keys."`
+	Literal         bool `json:"literal" default:"false" desc:"Type a key name as text."`
+	SuppressHistory bool `json:"suppress_history" default:"false" desc:"Prepend a space (ignorespace keeps it out of history)."`
 	SocketArgs
 }
 
@@ -40,12 +40,12 @@ type sendKeysArgs struct {
 // objects get none from the argument validator.
 type sendKeysOp struct {
 	Keys            string  `json:"keys" desc:"Text or one key name."`
-	PaneID          *string `json:"pane_id" desc:"Pane ID (e.g. '%1')."`
-	SessionName     *string `json:"session_name" desc:"Session name, used when pane_id is not given."`
-	SessionID       *string `json:"session_id" desc:"Session ID, used when pane_id is not given."`
-	WindowID        *string `json:"window_id" desc:"Window ID, used when pane_id is not given."`
-	Enter           bool    `json:"enter" default:"true" desc:"Press Enter after the keys."`
-	Literal         bool    `json:"literal" default:"false" desc:"Type keys as literal text."`
+	PaneID          *string `json:"pane_id" doc:"Pane ID (e.g. '%1')."`
+	SessionName     *string `json:"session_name" doc:"Session name, used when pane_id is not given."`
+	SessionID       *string `json:"session_id" doc:"Session ID, used when pane_id is not given."`
+	WindowID        *string `json:"window_id" doc:"Window ID, used when pane_id is not given."`
+	Enter           bool    `json:"enter" default:"true" doc:"Press Enter after the keys."`
+	Literal         bool    `json:"literal" default:"false" doc:"Type keys as literal text."`
 	SuppressHistory bool    `json:"suppress_history" default:"false" desc:"Prepend one space."`
 }
 
@@ -68,9 +68,9 @@ func (o *sendKeysOp) UnmarshalJSON(b []byte) error {
 }
 
 type sendKeysBatchArgs struct {
-	Operations []sendKeysOp `json:"operations" desc:"Key sends to run in order; each names its own target."`
-	OnError    string       `json:"on_error" default:"\"stop\"" enum:"stop,continue" desc:"stop after the first failing operation, or continue with the rest."`
-	Timeout    *float64     `json:"timeout" desc:"Seconds for the whole batch; operations past it fail. Must be > 0."`
+	Operations []sendKeysOp `json:"operations" desc:"Run in order, each to its own target."`
+	OnError    string       `json:"on_error" default:"\"stop\"" enum:"stop,continue" doc:"stop after the first failing operation, or continue with the rest."`
+	Timeout    *float64     `json:"timeout" desc:"Seconds (> 0) for the whole batch."`
 	SocketArgs
 }
 
@@ -93,8 +93,8 @@ type SendKeysBatchResult struct {
 
 type pipePaneArgs struct {
 	PaneTarget
-	OutputPath *string `json:"output_path" desc:"File to write the pane's output to; null stops piping. Relative paths resolve against the MCP server's directory."`
-	Append     bool    `json:"append" default:"true" desc:"Append to the file (false truncates it)."`
+	OutputPath *string `json:"output_path" desc:"File (relative to the server's cwd); null stops piping."`
+	Append     bool    `json:"append" default:"true" desc:"false truncates the file."`
 	SocketArgs
 }
 
@@ -156,7 +156,7 @@ func paneKeysTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "send_keys", Title: "Send Keys", Toolset: "pane", Tier: config.Mutating, Preset: SHL,
-			Description: "Type text or one key name (e.g. 'C-c') into a pane, then Enter unless enter=false. Does not wait or read output: use run_command to run a shell command and get its result, or wait_for_text/capture_pane afterwards.",
+			Description: "Type text or one key name (e.g. 'C-c') into a pane, then Enter unless enter=false. Does not wait or read output: use run_command to run a shell command, or wait_for_text/capture_pane after.",
 		}, func(ctx context.Context, c *Call, a sendKeysArgs) (Text, error) {
 			sock := c.Socket(a.SocketArgs)
 			if err := pwNoNUL("keys", a.Keys); err != nil {
@@ -173,7 +173,7 @@ func paneKeysTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "send_keys_batch", Title: "Send Keys Batch", Toolset: "pane", Tier: config.Mutating, Preset: SHL,
-			Description: "Send several key sequences in order, each to its own pane (e.g. answer prompts in several panes, or type then press keys). on_error stop|continue; optional timeout for the whole batch. Returns one row per operation.",
+			Description: "Send several key sequences in order, each to its own pane (e.g. answer prompts in several panes). One row per operation. For a single send use send_keys.",
 		}, func(ctx context.Context, c *Call, a sendKeysBatchArgs) (SendKeysBatchResult, error) {
 			if len(a.Operations) == 0 {
 				return SendKeysBatchResult{}, expectedf("operations must contain at least one operation")
@@ -235,7 +235,7 @@ func paneKeysTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "pipe_pane", Title: "Pipe Pane", Toolset: "pane", Tier: config.Mutating, Preset: SHL,
-			Description: "Copy everything a pane prints from now on into a file (append by default), or stop with output_path=null. tmux keeps one pipe per pane, so this replaces any existing pipe.",
+			Description: "Copy everything a pane prints from now on into a file, or stop with output_path=null. tmux keeps one pipe per pane, so this replaces any existing one. To read output instead use capture_since.",
 		}, func(ctx context.Context, c *Call, a pipePaneArgs) (Text, error) {
 			var path string
 			if a.OutputPath != nil {

@@ -15,29 +15,29 @@ import (
 func init() { toolGroups = append(toolGroups, paneSpawnTools) }
 
 type splitWindowArgs struct {
-	PaneID *string `json:"pane_id" desc:"Pane ID to split from. If given, splits adjacent to this pane."`
+	PaneID *string `json:"pane_id" desc:"Pane to split; else the window's active pane."`
 	pwWindowTarget
-	Direction                 *string      `json:"direction" enum:"above,below,left,right" desc:"Split direction (default below)."`
-	Size                      StrOrInt     `json:"size" desc:"Size of the new pane: '50%' for a percentage or an integer for lines/columns."`
-	StartDirectory            *string      `json:"start_directory" desc:"Existing directory to start in. ~ expands; a relative path resolves against the MCP server process's directory."`
-	Shell                     *string      `json:"shell" desc:"Shell command to run in the new pane (default: the default shell)."`
-	Environment               StringMapArg `json:"environment" desc:"Per-process environment as a mapping or JSON object string; each item becomes one tmux -e KEY=VALUE. The session environment is not changed. Values are visible to process inspection: pass references, not secrets."`
-	SuppressPersistentHistory bool         `json:"suppress_persistent_history" default:"false" desc:"Keep the spawned shell from writing persistent history (HISTFILE, fish private mode, HISTCONTROL=ignorespace). Startup files may override it."`
+	Direction                 *string      `json:"direction" enum:"above,below,left,right" desc:"null: below."`
+	Size                      StrOrInt     `json:"size" desc:"'50%' or a number of cells."`
+	StartDirectory            *string      `json:"start_directory" desc:"Existing directory; ~ expands."`
+	Shell                     *string      `json:"shell" desc:"Command to run; null: the default shell."`
+	Environment               StringMapArg `json:"environment" desc:"Per-process (tmux -e); mapping or JSON string. Visible to ps: no secrets."`
+	SuppressPersistentHistory bool         `json:"suppress_persistent_history" default:"false" desc:"Keep the shell's history off disk (HISTFILE='', fish private mode). Best effort."`
 	SocketArgs
 }
 
 type respawnPaneArgs struct {
-	PaneID                    string       `json:"pane_id" desc:"Pane ID (e.g. '%1'). Required; there is deliberately no session/window fallback."`
-	Kill                      bool         `json:"kill" default:"true" desc:"Kill the running process first (tmux -k). With false, a pane whose process still runs is an error."`
-	Shell                     *string      `json:"shell" desc:"Command to launch instead; omitted, tmux replays the pane's original command."`
-	StartDirectory            *string      `json:"start_directory" desc:"Existing directory to start in. ~ expands; a relative path resolves against the MCP server process's directory."`
-	Environment               StringMapArg `json:"environment" desc:"Per-process environment as a mapping or JSON object string; each item becomes one tmux -e KEY=VALUE. Values are visible to process inspection: pass references, not secrets."`
-	SuppressPersistentHistory bool         `json:"suppress_persistent_history" default:"false" desc:"Keep the spawned shell from writing persistent history (HISTFILE, fish private mode, HISTCONTROL=ignorespace). Startup files may override it."`
+	PaneID                    string       `json:"pane_id" desc:"e.g. %1; no fallback."`
+	Kill                      bool         `json:"kill" default:"true" desc:"Kill a running process first (-k); with false, one still running is an error."`
+	Shell                     *string      `json:"shell" desc:"Omitted: the pane's original command."`
+	StartDirectory            *string      `json:"start_directory" desc:"Existing directory; ~ expands."`
+	Environment               StringMapArg `json:"environment" desc:"Per-process (tmux -e); mapping or JSON string. Visible to ps: no secrets."`
+	SuppressPersistentHistory bool         `json:"suppress_persistent_history" default:"false" desc:"Keep the shell's history off disk (HISTFILE='', fish private mode). Best effort."`
 	SocketArgs
 }
 
 type killPaneArgs struct {
-	PaneID string `json:"pane_id" desc:"Pane ID (e.g. '%1'). Required; there is deliberately no fallback."`
+	PaneID string `json:"pane_id" desc:"e.g. %1; no fallback."`
 	SocketArgs
 }
 
@@ -124,7 +124,7 @@ func paneSpawnTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "split_window", Title: "Split tmux Window", Toolset: "window", Tier: config.Mutating, Preset: BSE,
-			Description: "Split a pane to create a new one (above/below/left/right, optional size, shell, directory, environment). Splits pane_id, else the active pane of the target window. The new pane does not take focus. Returns the new pane's info including its pane_id.",
+			Description: "Split a pane (pane_id, else the target window's active pane); the new pane does not take focus. Returns its info and pane_id. Use create_window for a new window.",
 		}, func(ctx context.Context, c *Call, a splitWindowArgs) (PaneInfo, error) {
 			size, err := pwSize(a.Size)
 			if err != nil {
@@ -172,7 +172,7 @@ func paneSpawnTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "respawn_pane", Title: "Respawn Pane", Toolset: "pane", Tier: config.Mutating, Preset: BSE,
-			Description: "Restart a pane's process in place, keeping its pane_id and layout (for a wedged shell or REPL). kill=true kills the running process first. Requires an exact pane_id; refuses the pane this server runs in.",
+			Description: "Restart a pane's process in place, keeping its pane_id and layout (a wedged shell or REPL). Needs an exact pane_id; refuses this server's own pane. To remove the pane use kill_pane.",
 		}, func(ctx context.Context, c *Call, a respawnPaneArgs) (PaneInfo, error) {
 			pid, err := tmux.ParsePaneID(a.PaneID)
 			if err != nil {
@@ -200,7 +200,7 @@ func paneSpawnTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "kill_pane", Title: "Kill Pane", Toolset: "pane", Tier: config.Destructive, Preset: DES,
-			Description: "Kill a pane and its process. Requires an exact pane_id (no fallback); refuses the pane this server runs in. Prefer respawn_pane to restart a wedged shell and keep its id.",
+			Description: "Kill a pane and its process, by exact pane_id; refuses the pane this server runs in. Prefer respawn_pane to restart a wedged shell and keep its id.",
 		}, func(ctx context.Context, c *Call, a killPaneArgs) (Text, error) {
 			pid, err := tmux.ParsePaneID(a.PaneID)
 			if err != nil {

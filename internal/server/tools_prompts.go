@@ -16,7 +16,7 @@ type listPromptsArgs struct{}
 
 type getPromptArgs struct {
 	Name      string            `json:"name" desc:"Prompt name, from list_prompts."`
-	Arguments map[string]string `json:"arguments" default:"{}" desc:"Prompt arguments."`
+	Arguments map[string]string `json:"arguments" default:"{}" doc:"Prompt arguments."`
 }
 
 // PromptInfo describes one prompt.
@@ -44,7 +44,7 @@ func promptTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "list_prompts", Title: "List Prompts", Toolset: "server", Tier: config.Readonly, Preset: RO,
-			Description: "List the server's prompt recipes (multi-step workflows such as run_and_wait or diagnose_failing_pane) with their arguments.",
+			Description: "List the server's prompt recipes (multi-step workflows such as run_and_wait) with their arguments. Render one with get_prompt.",
 		}, func(ctx context.Context, c *Call, _ listPromptsArgs) ([]PromptInfo, error) {
 			var out []PromptInfo
 			for _, p := range Prompts() {
@@ -59,7 +59,7 @@ func promptTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "get_prompt", Title: "Get Prompt", Toolset: "server", Tier: config.Readonly, Preset: RO,
-			Description: "Render one prompt recipe with its arguments and return its text.",
+			Description: "Render one prompt recipe from list_prompts with its arguments and return its text.",
 		}, func(ctx context.Context, c *Call, a getPromptArgs) (RenderedPrompt, error) {
 			for _, p := range Prompts() {
 				if p.Name == a.Name {

@@ -20,18 +20,18 @@ import (
 func init() { toolGroups = append(toolGroups, runTools) }
 
 type runCommandArgs struct {
-	Command string `json:"command" desc:"Shell command to run in the target pane."`
+	Command string `json:"command" doc:"Shell command to run in the target pane."`
 	PaneTarget
-	Timeout         float64 `json:"timeout" default:"30.0" desc:"Seconds to wait for completion (> 0); clamped to the server's wait ceiling, see effective_timeout."`
-	MaxLines        *int    `json:"max_lines" desc:"Most output lines to return, keeping the tail; null returns all."`
-	SuppressHistory bool    `json:"suppress_history" default:"true" desc:"Keep the command out of the shell's history: one leading space (fish, zsh HIST_IGNORE_SPACE, bash ignorespace), and in bash the wrapper deletes its own history entry. history_suppressed in the result says whether it held. Needs a single-line command. Default from TMUX_MCP_SUPPRESS_HISTORY."`
+	Timeout         float64 `json:"timeout" default:"30.0" desc:"Seconds (> 0), capped by the wait ceiling."`
+	MaxLines        *int    `json:"max_lines" desc:"Tail lines kept; null: all."`
+	SuppressHistory bool    `json:"suppress_history" default:"true" desc:"Keep the command out of shell history (leading space; bash also drops the entry); history_suppressed says if it held. Single-line commands only."`
 	SocketArgs
 }
 
 type waitForRunArgs struct {
-	RunID    string  `json:"run_id" desc:"run_id from a run_command result that timed out."`
-	Timeout  float64 `json:"timeout" default:"30.0" desc:"Seconds to wait (> 0); clamped to the server's wait ceiling."`
-	MaxLines *int    `json:"max_lines" desc:"Most output lines to return, keeping the tail; null returns all."`
+	RunID    string  `json:"run_id" desc:"From a timed-out run_command."`
+	Timeout  float64 `json:"timeout" default:"30.0" desc:"Seconds (> 0), capped by the wait ceiling."`
+	MaxLines *int    `json:"max_lines" desc:"Tail lines kept; null: all."`
 	SocketArgs
 }
 
@@ -53,17 +53,13 @@ func runTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "run_command", Title: "Run Command", Toolset: "pane", Tier: config.Mutating, Preset: SHL, SelfBounded: true,
-			Description: "Run a shell command in a pane's interactive shell, wait for it to finish, and return its exit status and its whole output " +
-				"(every line it printed, not just the screen). Runs in a subshell: cd and export do not persist. " +
-				"On timeout the command keeps running and run_id resumes the wait (wait_for_run); never re-run it to check on it. " +
-				"Refused unless the pane sits at a shell prompt (sh, bash, zsh, dash, ksh, fish...); text left on the prompt line is cleared first. For TUIs use send_keys with wait_for_text.",
+			Description: "Run a shell command in a pane's shell, wait for it, and return its exit status and whole output. Runs in a subshell: cd and export do not persist. On timeout it keeps running: resume with wait_for_run, never re-run it. Needs a shell prompt in the pane. For TUIs use send_keys with wait_for_text.",
 		}, func(ctx context.Context, c *Call, a runCommandArgs) (RunCommandResult, error) {
 			return c.runCommand(ctx, a)
 		}),
 		define(Tool{
 			Name: "wait_for_run", Title: "Wait For Run", Toolset: "pane", Tier: config.Readonly, Preset: RO, SelfBounded: true,
-			Description: "Keep waiting for a command that run_command started but did not see finish (timed_out with a run_id). " +
-				"Returns the same result as run_command, with the whole output so far. A run is kept until collected, or 10 minutes after it ends.",
+			Description: "Keep waiting for a command run_command started but did not see finish (timed_out with a run_id). Returns run_command's result with the whole output so far. Runs are kept 10 minutes after they end.",
 		}, func(ctx context.Context, c *Call, a waitForRunArgs) (RunCommandResult, error) {
 			return c.waitForRun(ctx, a)
 		}),

@@ -17,11 +17,11 @@ import (
 func init() { toolGroups = append(toolGroups, serverReadTools) }
 
 type listServersArgs struct {
-	ExtraSocketPaths *[]string `json:"extra_socket_paths" desc:"Additional socket paths (tmux -S) to probe after the socket directory, e.g. servers started with -S elsewhere."`
+	ExtraSocketPaths *[]string `json:"extra_socket_paths" desc:"More socket paths (tmux -S) to probe."`
 }
 
 type listSessionsArgs struct {
-	Filters StringMapArg `json:"filters" desc:"Django-style filters on tmux session fields, as a mapping or JSON object string, e.g. {\"session_name__startswith\": \"dev\"}. Operators: exact, iexact, contains, icontains, startswith, istartswith, endswith, iendswith, in, nin (comma-separated), regex, iregex."`
+	Filters StringMapArg `json:"filters" desc:"Mapping or JSON string of tmux field lookups, e.g. {\"session_name__startswith\": \"dev\"}. Ops: exact, contains, startswith, endswith, regex (i-prefix: any case), in, nin."`
 	SocketArgs
 }
 
@@ -44,7 +44,7 @@ func serverReadTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "list_servers", Title: "List tmux Servers", Toolset: "server", Tier: config.Readonly, Preset: RO,
-			Description: "Find running tmux servers: every live socket in this user's tmux socket directory plus any extra_socket_paths. Use it when you do not know which server (socket_name or socket_path) to target; stale sockets are skipped.",
+			Description: "Find running tmux servers: live sockets in this user's tmux socket directory plus extra_socket_paths. Use it when you do not know which socket_name or socket_path to target; get_server_info checks one.",
 		}, func(ctx context.Context, c *Call, a listServersArgs) ([]ServerInfo, error) {
 			var extra []string
 			if a.ExtraSocketPaths != nil {
@@ -54,15 +54,17 @@ func serverReadTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "list_sessions", Title: "List tmux Sessions", Toolset: "server", Tier: config.Readonly, Preset: RO,
-			Description: "List the sessions of a tmux server with their ids, window counts and active pane. An empty list when no server runs on the socket. Use list_windows or list_panes to go deeper.",
+			Description: "List a tmux server's sessions with ids, window counts and active pane; empty when no server runs on the socket. Use list_windows or list_panes to go deeper.",
 		}, func(ctx context.Context, c *Call, a listSessionsArgs) ([]SessionInfo, error) {
 			fs, err := parseFilters(a.Filters)
 			if err != nil {
 				return nil, err
 			}
 			fields := filterFields(sessionFields, fs)
-			rows, ours, err := c.sessionQuery(ctx, c.Socket(a.SocketArgs), fields, tmux.Command{"list-sessions", "-F", tmux.Format(fields...)})
+			sock := c.Socket(a.SocketArgs)
+			rows, ours, err := c.sessionQuery(ctx, sock, fields, tmux.Command{"list-sessions", "-F", tmux.Format(fields...)})
 			if errors.Is(err, tmux.ErrNoServer) {
+				c.addNote(noServerNote(sock))
 				return []SessionInfo{}, nil
 			}
 			if err != nil {
@@ -78,7 +80,7 @@ func serverReadTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "get_server_info", Title: "Get tmux Server Info", Toolset: "server", Tier: config.Readonly, Preset: RO,
-			Description: "Check one tmux server: whether it is running, its tmux version, socket path and session count. A server that is not running is reported with is_alive false, not as an error.",
+			Description: "Check one tmux server: is_alive, version, socket path and session count. Use list_servers to find servers.",
 		}, func(ctx context.Context, c *Call, a getServerInfoArgs) (ServerInfo, error) {
 			return c.serverInfo(ctx, c.Socket(a.SocketArgs))
 		}),

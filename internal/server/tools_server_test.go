@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
@@ -126,6 +128,46 @@ func TestListSessionsNoServer(t *testing.T) {
 	e.list("list_sessions", map[string]any{"socket_path": filepath.Join(t.TempDir(), "nosuch")}, &got)
 	if len(got) != 0 {
 		t.Errorf("missing socket path: %v", got)
+	}
+}
+
+// TestListSessionsNoServerHint: with no server on the socket, list_sessions
+// answers the bare empty array as its first block and a second block naming
+// the socket and the client-environment pitfall; with a server, one block.
+func TestListSessionsNoServerHint(t *testing.T) {
+	t.Parallel()
+	ts := tmuxtest.NewWith(t)
+	e := newEnvOn(t, ts)
+	texts := func(res *mcp.CallToolResult) []string {
+		var out []string
+		for _, c := range res.Content {
+			out = append(out, c.(*mcp.TextContent).Text)
+		}
+		return out
+	}
+	got := texts(e.ok("list_sessions", map[string]any{}, nil))
+	if len(got) != 2 || got[0] != "[]" {
+		t.Fatalf("no server: blocks %q, want [] and a hint", got)
+	}
+	for _, want := range []string{ts.Socket.Name, "-e", "TMUX_MCP_SOCKET", "list_servers"} {
+		if !strings.Contains(got[1], want) {
+			t.Errorf("hint %q lacks %q", got[1], want)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "nosuch")
+	if got := texts(e.ok("list_sessions", map[string]any{"socket_path": path}, nil)); len(got) != 2 || !strings.Contains(got[1], path) {
+		t.Errorf("socket_path with no server: blocks %q, want a hint naming %s", got, path)
+	}
+	// list_windows and list_panes answer no server with an error, as the
+	// reference does; its suggestion carries the same pitfall.
+	for _, tool := range []string{"list_windows", "list_panes"} {
+		if _, meta := e.fail(tool, map[string]any{}); !strings.Contains(fmt.Sprint(meta["suggestion"]), "-e") {
+			t.Errorf("%s with no server: suggestion %q does not mention -e", tool, meta["suggestion"])
+		}
+	}
+	ts.MustRun("new-session", "-d", "-s", "main")
+	if got := texts(e.ok("list_sessions", map[string]any{}, nil)); len(got) != 1 {
+		t.Errorf("with a server: blocks %q, want the array alone", got)
 	}
 }
 

@@ -23,7 +23,7 @@ type WindowTarget struct {
 type listWindowsArgs struct {
 	SessionName *string      `json:"session_name"`
 	SessionID   *string      `json:"session_id"`
-	Filters     StringMapArg `json:"filters" desc:"Django-style filters on tmux window fields, as a mapping or JSON object string, e.g. {\"window_name__contains\": \"vim\"}. Operators: exact, iexact, contains, icontains, startswith, istartswith, endswith, iendswith, in, nin (comma-separated), regex, iregex."`
+	Filters     StringMapArg `json:"filters" desc:"Mapping or JSON string of tmux field lookups, e.g. {\"window_name__contains\": \"vim\"}. Ops: exact, contains, startswith, endswith, regex (i-prefix: any case), in, nin."`
 	SocketArgs
 }
 
@@ -39,7 +39,7 @@ type getWindowInfoArgs struct {
 }
 
 type findPaneByPositionArgs struct {
-	Corner string `json:"corner" enum:"top-left,top-right,bottom-left,bottom-right" desc:"Which corner of the window."`
+	Corner string `json:"corner" enum:"top-left,top-right,bottom-left,bottom-right" doc:"Which corner of the window."`
 	WindowTarget
 	SocketArgs
 }
@@ -48,7 +48,7 @@ func sessionReadTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "list_windows", Title: "List tmux Windows", Toolset: "session", Tier: config.Readonly, Preset: RO, AlwaysLoad: true,
-			Description: "List windows with their ids, names, layout and active pane (metadata only). Scope: one session, or every window on the server; a window linked into several sessions is listed once per session.",
+			Description: "List windows with ids, names, layout and active pane. Scope: one session, or the whole server. Use list_panes for their panes.",
 		}, func(ctx context.Context, c *Call, a listWindowsArgs) ([]WindowInfo, error) {
 			fs, err := parseFilters(a.Filters)
 			if err != nil {
@@ -72,7 +72,7 @@ func sessionReadTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "get_session_info", Title: "Get tmux Session Info", Toolset: "session", Tier: config.Readonly, Preset: RO,
-			Description: "Get one session's id, name, window count, attached clients, creation time and active pane. Target by session_id or session_name; with neither, the first session.",
+			Description: "Get one session's id, name, window count, clients, creation time and active pane. Target by session_id or session_name; else the first session. list_sessions lists all.",
 		}, func(ctx context.Context, c *Call, a getSessionInfoArgs) (SessionInfo, error) {
 			id, name := str(a.SessionID), str(a.SessionName)
 			if _, err := tmux.SessionTarget(id, name); err != nil {
@@ -94,7 +94,7 @@ func sessionReadTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "get_window_info", Title: "Get tmux Window Info", Toolset: "window", Tier: config.Readonly, Preset: RO,
-			Description: "Get one window's name, index, session, size, layout, pane count and active pane. Target by window_id, or window_index within a session; with no target, the first window of the first session.",
+			Description: "Get one window's name, index, session, size, layout, pane count and active pane. Target by window_id, or window_index in a session; else the first window. list_windows lists all.",
 		}, func(ctx context.Context, c *Call, a getWindowInfoArgs) (WindowInfo, error) {
 			rows, err := c.windowTargetRows(ctx, c.Socket(a.SocketArgs), a.WindowTarget, "list-windows", windowFields)
 			if err != nil {
@@ -104,7 +104,7 @@ func sessionReadTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "find_pane_by_position", Title: "Find Pane By Position", Toolset: "pane", Tier: config.Readonly, Preset: RO,
-			Description: "Find the pane in a corner of a window (top-left, top-right, bottom-left, bottom-right), e.g. 'the pane at the bottom right'. Window target as get_window_info. Returns the pane's info.",
+			Description: "Find the pane in a corner of a window. Window target as get_window_info. Returns the pane's info; list_panes lists all.",
 		}, func(ctx context.Context, c *Call, a findPaneByPositionArgs) (PaneInfo, error) {
 			if cornerScores[a.Corner] == nil {
 				return PaneInfo{}, expectedf("corner must be one of top-left, top-right, bottom-left, bottom-right")

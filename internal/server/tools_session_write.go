@@ -22,18 +22,18 @@ type sessArgs struct {
 }
 
 type createSessionArgs struct {
-	SessionName    *string      `json:"session_name" desc:"Name for the new session; tmux picks one when omitted. ':' and '.' are not allowed."`
-	WindowName     *string      `json:"window_name" desc:"Name for the session's first window."`
-	StartDirectory *string      `json:"start_directory" desc:"Existing directory to start in. ~ expands; a relative path resolves against the MCP server's directory."`
-	X              *int         `json:"x" desc:"Width of the initial window in columns."`
-	Y              *int         `json:"y" desc:"Height of the initial window in rows."`
-	Environment    StringMapArg `json:"environment" desc:"Environment as a mapping or JSON object string. Stored in the session environment, so later panes inherit it. Values are visible to process inspection and show_environment: pass references, not secrets."`
+	SessionName    *string      `json:"session_name" desc:"Omitted: tmux picks one. No ':' or '.'."`
+	WindowName     *string      `json:"window_name" doc:"Name for the session's first window."`
+	StartDirectory *string      `json:"start_directory" desc:"Existing directory; ~ expands."`
+	X              *int         `json:"x" desc:"Columns."`
+	Y              *int         `json:"y" desc:"Rows."`
+	Environment    StringMapArg `json:"environment" desc:"Mapping or JSON string, kept in the session environment for later panes. Visible to ps: no secrets."`
 	SocketArgs
-	SuppressPersistentHistory bool `json:"suppress_persistent_history" default:"false" desc:"Keep the session's shells' history off disk (HISTFILE='', fish private mode, HISTCONTROL+=ignorespace), stored in the session environment. Best effort."`
+	SuppressPersistentHistory bool `json:"suppress_persistent_history" default:"false" desc:"Keep its shells' history off disk (HISTFILE='', fish private mode). Best effort."`
 }
 
 type renameSessionArgs struct {
-	NewName string `json:"new_name" desc:"New session name; ':' and '.' are not allowed."`
+	NewName string `json:"new_name" desc:"No ':' or '.'."`
 	sessArgs
 	SocketArgs
 }
@@ -51,19 +51,19 @@ func sessionWriteTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "create_session", Title: "Create tmux Session", Toolset: "session", Tier: config.Mutating, Preset: CRE,
-			Description: "Create a new detached tmux session (starting the server if needed) and return it with its first pane's id. Use create_window to add a window to an existing session instead.",
+			Description: "Create a detached session (starting the server if needed); returns it with its first pane's id. Use create_window to add a window to an existing session.",
 		}, createSession),
 		define(Tool{
 			Name: "rename_session", Title: "Rename tmux Session", Toolset: "session", Tier: config.Mutating, Preset: MUT,
-			Description: "Rename a session (by session_id or session_name; the first session when neither is given) and return it.",
+			Description: "Rename a session (by session_id or session_name, else the first) and return it. For a window use rename_window.",
 		}, renameSession),
 		define(Tool{
 			Name: "kill_session", Title: "Kill tmux Session", Toolset: "session", Tier: config.Destructive, Preset: DES,
-			Description: "Kill a session and every window in it. Needs session_name or session_id (no fallback). Refuses the session this MCP server itself runs in.",
+			Description: "Kill a session and all its windows, by session_name or session_id. Refuses the session this server runs in. To end one window use kill_window.",
 		}, killSession),
 		define(Tool{
 			Name: "kill_server", Title: "Kill tmux Server", Toolset: "server", Tier: config.Destructive, Preset: DES,
-			Description: "Kill the tmux server on the selected socket and every session on it. Refuses the server this MCP server itself runs in.",
+			Description: "Kill the tmux server on the selected socket and all its sessions; refuses the one this server runs in. To end one session use kill_session.",
 		}, killServer),
 	}
 }

@@ -20,13 +20,13 @@ import (
 func init() { toolGroups = append(toolGroups, waitTextTools) }
 
 type waitForTextArgs struct {
-	Patterns *[]string `json:"patterns" desc:"Texts to wait for (any one); null waits for any new output."`
-	Stop     *[]string `json:"stop" desc:"Texts that end the wait early as 'stopped' (checked before patterns)."`
-	Regex    bool      `json:"regex" default:"false" desc:"Treat patterns and stop as Go regular expressions."`
+	Patterns *[]string `json:"patterns" desc:"Any one ends the wait; null: any new output."`
+	Stop     *[]string `json:"stop" desc:"End the wait as 'stopped' (checked first)."`
+	Regex    bool      `json:"regex" default:"false" desc:"patterns and stop are Go regexes."`
 	PaneTarget
-	Timeout   float64 `json:"timeout" default:"8.0" desc:"Seconds to wait (> 0); clamped to the server's wait ceiling."`
-	Interval  float64 `json:"interval" default:"0.05" desc:"Accepted for compatibility (>= 0.01); the wait is event-driven and never polls."`
-	MatchCase bool    `json:"match_case" default:"false" desc:"Match case-sensitively."`
+	Timeout   float64 `json:"timeout" default:"8.0" desc:"Seconds (> 0), capped by the wait ceiling."`
+	Interval  float64 `json:"interval" default:"0.05" desc:"Ignored (>= 0.01): the wait is event-driven."`
+	MatchCase bool    `json:"match_case" default:"false" doc:"Match case-sensitively."`
 	SocketArgs
 }
 
@@ -49,9 +49,7 @@ type WaitForTextResult struct {
 func waitTextTools() []*Tool {
 	return []*Tool{define(Tool{
 		Name: "wait_for_text", Title: "Wait For Text", Toolset: "wait", Tier: config.Readonly, Preset: RO, SelfBounded: true,
-		Description: "Wait until text appears in a pane's new output (output you did not author: another process, a human, a server starting). " +
-			"Only output written after the call starts counts. Event-driven: returns within milliseconds of the text being written. " +
-			"For a command you run yourself use run_command; to wait on a script, wait_for_channel.",
+		Description: "Wait until text appears in a pane's output written after the call starts (another process, a human, a server starting). Event-driven. For a command you run yourself use run_command; to wait on a script, wait_for_channel.",
 	}, func(ctx context.Context, c *Call, a waitForTextArgs) (WaitForTextResult, error) {
 		return c.waitForText(ctx, a)
 	})}

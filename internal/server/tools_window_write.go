@@ -22,17 +22,17 @@ type winArgs struct {
 
 type createWindowArgs struct {
 	sessArgs
-	WindowName     *string      `json:"window_name" desc:"Name for the new window."`
-	StartDirectory *string      `json:"start_directory" desc:"Existing directory to start in. ~ expands; a relative path resolves against the MCP server's directory."`
-	Attach         bool         `json:"attach" default:"false" desc:"Make the new window the session's current window."`
-	Direction      *string      `json:"direction" enum:"before,after" desc:"Insert before or after the session's current window instead of at the next free index."`
-	Environment    StringMapArg `json:"environment" desc:"Per-process environment as a mapping or JSON object string (tmux -e); the session environment is left alone. Values are visible to process inspection: pass references, not secrets."`
+	WindowName     *string      `json:"window_name" doc:"Name for the new window."`
+	StartDirectory *string      `json:"start_directory" desc:"Existing directory; ~ expands."`
+	Attach         bool         `json:"attach" default:"false" desc:"Make it the current window."`
+	Direction      *string      `json:"direction" enum:"before,after" desc:"Next to the current window, not at the next free index."`
+	Environment    StringMapArg `json:"environment" desc:"Per-process (tmux -e); mapping or JSON string. Visible to ps: no secrets."`
 	SocketArgs
-	SuppressPersistentHistory bool `json:"suppress_persistent_history" default:"false" desc:"Keep the new shell's history off disk (HISTFILE='', fish private mode, HISTCONTROL+=ignorespace). Best effort; startup files may override it."`
+	SuppressPersistentHistory bool `json:"suppress_persistent_history" default:"false" desc:"Keep the shell's history off disk (HISTFILE='', fish private mode). Best effort."`
 }
 
 type renameWindowArgs struct {
-	NewName string `json:"new_name" desc:"New window name."`
+	NewName string `json:"new_name" doc:"New window name."`
 	winArgs
 	SocketArgs
 }
@@ -40,33 +40,33 @@ type renameWindowArgs struct {
 type selectWindowArgs struct {
 	WindowID    *string `json:"window_id"`
 	WindowIndex *string `json:"window_index"`
-	Direction   *string `json:"direction" enum:"next,previous,last" desc:"Move to the next, previous or last-used window of the session instead."`
+	Direction   *string `json:"direction" enum:"next,previous,last" desc:"Instead of an id or index."`
 	sessArgs
 	SocketArgs
 }
 
 type selectLayoutArgs struct {
-	Layout string `json:"layout" desc:"even-horizontal, even-vertical, main-horizontal(-mirrored), main-vertical(-mirrored), tiled, or a custom layout string."`
+	Layout string `json:"layout" desc:"A preset (even-horizontal, main-vertical-mirrored, tiled...) or a layout string."`
 	winArgs
 	SocketArgs
 }
 
 type resizeWindowArgs struct {
 	winArgs
-	Height *int `json:"height" desc:"New height in rows."`
-	Width  *int `json:"width" desc:"New width in columns."`
+	Height *int `json:"height" desc:"Rows."`
+	Width  *int `json:"width" desc:"Columns."`
 	SocketArgs
 }
 
 type moveWindowArgs struct {
 	winArgs
-	DestinationIndex   string  `json:"destination_index" default:"\"\"" desc:"Target index; empty means the next free index."`
-	DestinationSession *string `json:"destination_session" desc:"Target session name or ID; the window's own session when omitted."`
+	DestinationIndex   string  `json:"destination_index" default:"\"\"" desc:"Empty: the next free index."`
+	DestinationSession *string `json:"destination_session" desc:"Name or id; omitted: its own session."`
 	SocketArgs
 }
 
 type killWindowArgs struct {
-	WindowID string `json:"window_id" desc:"Window ID (e.g. '@1') to kill; required, there is no fallback."`
+	WindowID string `json:"window_id" desc:"e.g. @1; no fallback."`
 	SocketArgs
 }
 
@@ -74,31 +74,31 @@ func windowWriteTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "create_window", Title: "Create tmux Window", Toolset: "session", Tier: config.Mutating, Preset: CRE,
-			Description: "Create a window in a session (the first session when none is given) and return it. Use split_window for a new pane in an existing window, create_session for a new session.",
+			Description: "Create a window in a session (the first session when none is given) and return it. Use split_window for a new pane in a window, create_session for a new session.",
 		}, createWindow),
 		define(Tool{
 			Name: "rename_window", Title: "Rename tmux Window", Toolset: "window", Tier: config.Mutating, Preset: MUT,
-			Description: "Rename a window and return it. Target by window_id, or window_index within a session; with only a session, its first window.",
+			Description: "Rename a window and return it. Target by window_id, or window_index in a session; else its first window. For a session use rename_session.",
 		}, renameWindow),
 		define(Tool{
 			Name: "select_window", Title: "Select tmux Window", Toolset: "session", Tier: config.Mutating, Preset: MUT,
-			Description: "Make a window the current window of its session, by window_id, window_index or direction (next, previous, last) within the session (the first session when none is given), and return it.",
+			Description: "Make a window the current one of its session, by window_id, window_index or direction, and return it. For a pane use select_pane.",
 		}, selectWindow),
 		define(Tool{
 			Name: "select_layout", Title: "Select tmux Layout", Toolset: "window", Tier: config.Mutating, Preset: MUT,
-			Description: "Arrange a window's panes with a built-in or custom layout and return the window.",
+			Description: "Arrange a window's panes with a preset or custom layout and return the window. resize_pane sizes one pane.",
 		}, selectLayout),
 		define(Tool{
 			Name: "resize_window", Title: "Resize tmux Window", Toolset: "window", Tier: config.Mutating, Preset: MUT,
-			Description: "Resize a window to the given height and/or width and return it. Use resize_pane to change one pane.",
+			Description: "Resize a window (height and/or width) and return it. Use resize_pane to change one pane.",
 		}, resizeWindow),
 		define(Tool{
 			Name: "move_window", Title: "Move tmux Window", Toolset: "window", Tier: config.Mutating, Preset: MUT,
-			Description: "Move a window to another index and/or session and return it as it is after the move.",
+			Description: "Move a window to another index and/or session; returns it after the move. For panes use swap_pane.",
 		}, moveWindow),
 		define(Tool{
 			Name: "kill_window", Title: "Kill tmux Window", Toolset: "window", Tier: config.Destructive, Preset: DES,
-			Description: "Kill a window and all its panes, by exact window_id (no fallback). Refuses the window this MCP server itself runs in.",
+			Description: "Kill a window and all its panes, by exact window_id. Refuses the window this server runs in. To end one pane use kill_pane.",
 		}, killWindow),
 	}
 }
