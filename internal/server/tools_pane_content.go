@@ -240,7 +240,9 @@ func (c *Call) searchPanes(ctx context.Context, a searchPanesArgs) (SearchPanesR
 	if err != nil {
 		return SearchPanesResult{}, err
 	}
-	rows, err := c.tmux.Rows(ctx, sock, append(tmux.Command{"list-panes"}, args...), searchFields)
+	// The listing asks for pane ids only: the fields of a match are read
+	// for the panes on the page, after the captures (matchRows).
+	rows, err := c.tmux.Rows(ctx, sock, append(tmux.Command{"list-panes"}, args...), []string{"pane_id"})
 	if err != nil {
 		return SearchPanesResult{}, notFoundAs(err, scopeKind(scope), scopeName(scope))
 	}
@@ -255,14 +257,20 @@ func (c *Call) searchPanes(ctx context.Context, a searchPanesArgs) (SearchPanesR
 	}
 
 	type hit struct {
-		m   PaneContentMatch
-		cut bool
+		id      string
+		matched []string
+		cut     bool
 	}
 	var hits []hit
 	for _, r := range rows {
 		out, ok := captures[r["pane_id"]]
 		if !ok {
 			continue // the pane went away between the listing and the capture
+		}
+		if !a.Regex && !re.Match(out) {
+			// A literal pattern found in no line is not in the text: one
+			// scan of the whole capture instead of one per line.
+			continue
 		}
 		var matched []string
 		for _, line := range captureLines(out) {
@@ -278,24 +286,79 @@ func (c *Call) searchPanes(ctx context.Context, a searchPanesArgs) (SearchPanesR
 		if cut {
 			matched = matched[len(matched)-a.MaxMatchedLinesPerPane:]
 		}
-		hits = append(hits, hit{c.paneContentMatch(r, matched), cut})
+		hits = append(hits, hit{r["pane_id"], matched, cut})
 	}
 
-	res := SearchPanesResult{Matches: []PaneContentMatch{}, TruncatedPanes: []string{}, TotalPanesMatched: len(hits), Offset: a.Offset, Limit: a.Limit}
 	start := min(a.Offset, len(hits))
 	end := len(hits)
 	if a.Limit != nil && start+*a.Limit < end {
 		end = start + *a.Limit
 	}
+	page := make([]string, 0, end-start)
 	for _, h := range hits[start:end] {
-		res.Matches = append(res.Matches, h.m)
+		page = append(page, h.id)
+	}
+	fields, err := c.matchRows(ctx, sock, args, page)
+	if err != nil {
+		return SearchPanesResult{}, notFoundAs(err, scopeKind(scope), scopeName(scope))
+	}
+	res := SearchPanesResult{Matches: []PaneContentMatch{}, TruncatedPanes: []string{}, TotalPanesMatched: len(hits), Offset: a.Offset, Limit: a.Limit}
+	for _, h := range hits[start:end] {
+		r, ok := fields[h.id]
+		if !ok {
+			continue // the pane went away after its capture
+		}
+		res.Matches = append(res.Matches, c.paneContentMatch(r, h.matched))
 		res.Truncated = res.Truncated || h.cut
 	}
 	for _, h := range hits[end:] {
-		res.TruncatedPanes = append(res.TruncatedPanes, h.m.PaneID)
+		res.TruncatedPanes = append(res.TruncatedPanes, h.id)
 	}
 	res.Truncated = res.Truncated || len(res.TruncatedPanes) > 0
 	return res, nil
+}
+
+// maxFilteredIDs is the most pane ids matchRows picks with a tmux-side
+// filter; for more, listing every pane's fields is cheaper than matching
+// every pane against a long alternation.
+const maxFilteredIDs = 64
+
+// matchRows reads the fields of a match (searchFields) for the given panes
+// of the scope (list-panes args), keyed by pane id, in one round trip. The
+// listing is the scope's own, filtered by tmux to those ids, so a pane in
+// grouped sessions is reported in the session that lists it first, as a
+// listing of every pane would. A pane that is gone has no row.
+func (c *Call) matchRows(ctx context.Context, sock tmux.Socket, scope []string, ids []string) (map[string]tmux.Row, error) {
+	out := make(map[string]tmux.Row, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	cmd := append(tmux.Command{"list-panes"}, scope...)
+	if len(ids) <= maxFilteredIDs {
+		alt := make([]string, len(ids))
+		for i, id := range ids {
+			pid, err := tmux.ParsePaneID(id) // digits after '%': nothing tmux's format or regex parser reads
+			if err != nil {
+				return nil, err
+			}
+			alt[i] = string(pid)
+		}
+		cmd = append(cmd, "-f", "#{m/r:^("+strings.Join(alt, "|")+")$,#{pane_id}}")
+	}
+	rows, err := c.tmux.Rows(ctx, sock, cmd, searchFields)
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	for _, r := range tmux.DedupeBy(rows, "pane_id") {
+		if want[r["pane_id"]] {
+			out[r["pane_id"]] = r
+		}
+	}
+	return out, nil
 }
 
 // captureAll captures every listed pane (wrapped lines joined) in as few

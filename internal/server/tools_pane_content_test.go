@@ -674,3 +674,30 @@ func controlCommandNumber(t *testing.T, ts *tmuxtest.Server) int {
 	}
 	return n
 }
+
+// search_panes lists the panes by id alone and reads the fields of a match
+// (paths, names, geometry: a format lookup each per pane in tmux) only for
+// the panes on the page it returns, after capturing them.
+func TestSearchPanesReadsFieldsOfMatchesOnly(t *testing.T) {
+	ts := tmuxtest.New(t)
+	for i := 0; i < 3; i++ {
+		ts.MustRun("split-window", "-d", "-t", "main:0")
+		ts.MustRun("select-layout", "-t", "main:0", "tiled")
+	}
+	log := &cmdLog{r: testRunner(t, ts)}
+	e := newEnvWith(t, ts, configT{SocketName: ts.Socket.Name, TmuxBin: ts.Bin}, log)
+	needle := showText(t, e, "main", "NEEDLE here\n")
+
+	var r SearchPanesResult
+	e.ok("search_panes", map[string]any{"pattern": "needle"}, &r)
+	if len(r.Matches) != 1 || r.Matches[0].PaneID != needle || r.Matches[0].PaneCurrentPath == nil ||
+		r.Matches[0].SessionName == nil || *r.Matches[0].SessionName != "main" || r.Matches[0].PaneRight == nil {
+		t.Fatalf("%+v", r)
+	}
+	for _, c := range log.cmds {
+		f := strings.Join(c, " ")
+		if c[0] == "list-panes" && strings.Contains(f, "#{pane_current_path}") && !strings.Contains(f, "-f #{m/r:^("+needle+")$,#{pane_id}}") {
+			t.Errorf("the fields of a match are read for every pane: %q", f)
+		}
+	}
+}
