@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
@@ -362,42 +363,80 @@ func (c *Call) matchRows(ctx context.Context, sock tmux.Socket, scope []string, 
 }
 
 // captureAll captures every listed pane (wrapped lines joined) in as few
-// round trips as maxArgv allows: normally one. A pane that vanished since
-// the listing is skipped rather than failing the search.
+// round trips as maxArgv allows: normally one, and for a big server one per
+// argv-sized chunk of panes, the chunks in flight at once (up to
+// maxCaptureChunks), so the tmux processes a large search needs overlap
+// their start-up instead of queueing. A pane that vanished since the
+// listing is skipped rather than failing the search.
 func (c *Call) captureAll(ctx context.Context, sock tmux.Socket, rows []tmux.Row, start, end *int, maxArgv int) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(rows))
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r["pane_id"]
+	var chunks [][]string
+	size := maxArgv + 1
+	for _, r := range rows {
+		n := chainOverhead
+		for _, a := range captureCmd(r["pane_id"], true, start, end) {
+			n += len(a) + 1
+		}
+		if size+n > maxArgv && size > 0 {
+			chunks = append(chunks, nil)
+			size = 0
+		}
+		chunks[len(chunks)-1] = append(chunks[len(chunks)-1], r["pane_id"])
+		size += n
 	}
-	for i := 0; i < len(ids); {
-		var cmds []tmux.Command
-		size := 0
-		for j := i; j < len(ids); j++ {
-			cmd := captureCmd(ids[j], true, start, end)
-			n := chainOverhead
-			for _, a := range cmd {
-				n += len(a) + 1
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		slots    = make(chan struct{}, maxCaptureChunks)
+	)
+	for _, ids := range chunks {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			got, err := c.captureChunk(ctx, sock, ids, start, end)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
 			}
-			if len(cmds) > 0 && size+n > maxArgv {
-				break
+			for id, o := range got {
+				out[id] = o
 			}
-			cmds = append(cmds, cmd)
-			size += n
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+// maxCaptureChunks bounds the capture round trips one search has in flight.
+const maxCaptureChunks = 4
+
+// captureChunk captures panes that fit one round trip; after a pane that is
+// gone, the rest of the chunk is captured again without it.
+func (c *Call) captureChunk(ctx context.Context, sock tmux.Socket, ids []string, start, end *int) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(ids))
+	for len(ids) > 0 {
+		cmds := make([]tmux.Command, len(ids))
+		for k, id := range ids {
+			cmds[k] = captureCmd(id, true, start, end)
 		}
 		outs, err := c.tmux.Run(ctx, sock, cmds...)
 		for k, o := range outs {
-			out[ids[i+k]] = o
+			out[ids[k]] = o
 		}
-		if err != nil {
-			if !tmuxNotFound(err) {
-				return nil, err
-			}
-			// outs holds the captures before the failing one; skip it.
-			i += len(outs) + 1
-			continue
+		if err == nil {
+			return out, nil
 		}
-		i += len(cmds)
+		if !tmuxNotFound(err) {
+			return nil, err
+		}
+		// outs holds the captures before the failing one; skip it.
+		ids = ids[min(len(outs)+1, len(ids)):]
 	}
 	return out, nil
 }
