@@ -84,7 +84,10 @@ func deriveEdges(r tmux.Row) {
 		r["pane_bottom"] = strconv.Itoa(top + height - 1)
 	}
 	if _, ok := r["pane_at_left"]; !ok && errL == nil {
-		r["pane_at_left"] = map[bool]string{true: "1", false: "0"}[left == 0]
+		r["pane_at_left"] = "0"
+		if left == 0 {
+			r["pane_at_left"] = "1"
+		}
 	}
 }
 
