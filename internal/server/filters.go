@@ -2,6 +2,7 @@ package server
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -103,12 +104,19 @@ func matchFilters(r tmux.Row, fs []filterSpec) bool {
 // filterFields adds the fields the filters name to a query's field list,
 // so filtering on, say, window_name works without asking every query for it.
 func filterFields(fields []string, fs []filterSpec) []string {
+	extra := []string{}
 	for _, f := range fs {
-		if validFormatName(f.field) {
-			fields = withField(fields, f.field)
+		if validFormatName(f.field) && !slices.Contains(fields, f.field) && !slices.Contains(extra, f.field) {
+			extra = append(extra, f.field)
 		}
 	}
-	return fields
+	if len(extra) == 0 || len(fields) == 0 {
+		return append(extra, fields...)
+	}
+	// Added before the last field, which stays last: it is the free-form
+	// one (a path) that absorbs stray separators (see tmux.ParseRows).
+	last := len(fields) - 1
+	return append(append(append(extra[:0:0], fields[:last]...), extra...), fields[last])
 }
 
 // validFormatName accepts plain tmux format variable names only, so a

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -33,6 +34,12 @@ func (s *Server) limitSize(t *Tool, res *mcp.CallToolResult) *mcp.CallToolResult
 		return res
 	}
 	size := partsSize(res)
+	if size <= maxResultBytes {
+		// partsSize errs high: the result fits, and encoding a result of
+		// hundreds of kilobytes only to measure it costs as much as
+		// building it (list_panes over 500 panes).
+		return res
+	}
 	if size <= maxResultBytes+1024 {
 		// Near the cap the estimate is not enough: measure exactly (the
 		// result is small, so this is cheap).
@@ -84,10 +91,11 @@ func tooLarge(t *Tool, size int) *ToolError {
 		Suggestion: "Ask for less: a narrower target, line range or filter, or a smaller max_lines."}
 }
 
-// partsSize is a result's size without encoding it whole, which for a
-// result of many megabytes costs far more than its parts: the encoded
-// texts and structured JSON, and a little for the envelope. It errs high,
-// by less than a hundred bytes for a registry-built result.
+// partsSize is a result's size without encoding it, which for a large
+// result costs far more than adding up its parts: the encoded texts and
+// structured JSON, and a little for the envelope. It never errs low (the
+// caller relies on that to skip measuring), and errs high by less than a
+// hundred bytes for a registry-built result.
 func partsSize(res *mcp.CallToolResult) int {
 	size := 64
 	for _, c := range res.Content {
@@ -98,7 +106,10 @@ func partsSize(res *mcp.CallToolResult) int {
 		}
 	}
 	if raw, ok := res.StructuredContent.(json.RawMessage); ok {
-		size += len(raw) + 32
+		// Raw JSON goes out as encoding/json writes a Marshaler's output:
+		// compacted (ours already is) with '<', '>' and '&' escaped as
+		// \u003c, five bytes more each (marshalJSON left them as they are).
+		size += len(raw) + 32 + 5*(bytes.Count(raw, []byte("<"))+bytes.Count(raw, []byte(">"))+bytes.Count(raw, []byte("&")))
 	} else if res.StructuredContent != nil {
 		size += maxResultBytes
 	}
@@ -149,10 +160,35 @@ func smallestCut(full int, pl plan, build func(p int) *mcp.CallToolResult) *mcp.
 	return nil
 }
 
-// jsonLen is the length of s encoded as a JSON string, quotes excluded.
+// jsonLen is the length of s encoded as a JSON string, quotes excluded,
+// exactly as encoding/json writes it (HTML-safe, as the SDK encodes): it
+// is counted, not encoded, since partsSize runs on every large result.
 func jsonLen(s string) int {
-	b, _ := json.Marshal(s)
-	return len(b) - 2
+	n := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			switch {
+			case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+				n += 2
+			case c < 0x20 || c == '<' || c == '>' || c == '&':
+				n += 6 // \u00XX
+			default:
+				n++
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
+			n += 6 // \ufffd for an invalid byte, \u2028, \u2029
+		default:
+			n += size
+		}
+		i += size
+	}
+	return n
 }
 
 // structuredCost is what s costs inside structured content: encoded in

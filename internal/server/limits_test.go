@@ -3,6 +3,7 @@ package server
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"reflect"
 	"strings"
 	"testing"
@@ -375,5 +376,69 @@ func TestLimitSizeAtTheCap(t *testing.T) {
 	capped(t, s, "run_command", over, &got)
 	if got.OutputTruncatedLines != 1 || len(got.Output) != 0 {
 		t.Errorf("a %d-byte result: %+v", size, got)
+	}
+}
+
+// jsonLen counts what encoding/json writes for a string, byte for byte:
+// escapes, HTML-safe escapes, U+2028/U+2029 and invalid UTF-8.
+func TestJSONLenMatchesEncoding(t *testing.T) {
+	t.Parallel()
+	cases := []string{"", "plain", `quote " backslash \ slash /`, "\b\f\n\r\t\x00\x01\x1f\x7f",
+		"<tag> & co", "line\u2028sep\u2029", "bad \xff\xfe utf8 \xe2\x80", "héllo wörld ✓ 𝄞", "\u00e9\u0301"}
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < 2000; i++ {
+		b := make([]byte, r.IntN(40))
+		for j := range b {
+			b[j] = byte(r.IntN(256))
+		}
+		cases = append(cases, string(b))
+	}
+	for _, s := range cases {
+		enc, _ := json.Marshal(s)
+		if got, want := jsonLen(s), len(enc)-2; got != want {
+			t.Errorf("jsonLen(%q) = %d, encoding/json writes %d", s, got, want)
+		}
+	}
+}
+
+// partsSize never errs low, whatever the text and structured content hold,
+// so limitSize can trust it and skip encoding a result that fits.
+func TestPartsSizeIsAnUpperBound(t *testing.T) {
+	t.Parallel()
+	titles := []string{"plain", "<b>&amp;</b>", strings.Repeat("<", 200), "tab\tquote\"", "\u2028", "bad\xff"}
+	for _, title := range titles {
+		panes := make([]PaneInfo, 50)
+		for i := range panes {
+			panes[i] = PaneInfo{PaneID: fmt.Sprintf("%%%d", i), PaneTitle: &title}
+		}
+		res, err := buildResult(panes, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if est, exact := partsSize(res), resultSize(res); est < exact || est > exact+128 {
+			t.Errorf("title %q: partsSize %d, encoded %d", title, est, exact)
+		}
+	}
+}
+
+// A large result under the cap is not encoded to be measured: limitSize
+// costs no allocation for it (it used to encode a 500-pane list_panes
+// answer once more only to find that it fits).
+func TestLimitSizeDoesNotEncodeAResultThatFits(t *testing.T) {
+	s := allToolsServer(t)
+	title := "a pane title"
+	panes := make([]PaneInfo, 500)
+	for i := range panes {
+		panes[i] = PaneInfo{PaneID: fmt.Sprintf("%%%d", i), PaneTitle: &title}
+	}
+	res, err := buildResult(panes, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size := partsSize(res); size < 50_000 || size > maxResultBytes {
+		t.Fatalf("setup: %d bytes", size)
+	}
+	if allocs := testing.AllocsPerRun(5, func() { s.limitSize(s.tool("list_panes"), res) }); allocs > 0 {
+		t.Errorf("limitSize allocated %.0f times for a result that fits", allocs)
 	}
 }

@@ -42,7 +42,10 @@ type PaneEdges struct {
 	PaneTTY      *string `json:"pane_tty" desc:"TTY device path of the pane (e.g. '/dev/pts/5')."`
 }
 
+// paneEdges reads a pane's geometry from a row of edgeFields (or of any
+// field list with the edges).
 func paneEdges(r tmux.Row) PaneEdges {
+	deriveEdges(r)
 	return PaneEdges{
 		PaneLeft:     intp(r, "pane_left"),
 		PaneTop:      intp(r, "pane_top"),
@@ -56,18 +59,45 @@ func paneEdges(r tmux.Row) PaneEdges {
 	}
 }
 
-// paneFields are the tmux format variables a PaneInfo is built from.
-// socket_path is read in the same query so is_caller costs no extra round
-// trip; pane_current_path goes last because a path is the one free-form
-// field (see tmux.ParseRows).
-var paneFields = []string{
-	"pane_id", "pane_index", "pane_width", "pane_height",
-	"pane_left", "pane_top", "pane_right", "pane_bottom",
-	"pane_at_left", "pane_at_right", "pane_at_top", "pane_at_bottom",
-	"pane_tty", "pane_pid", "pane_title", "pane_active",
-	"window_id", "window_index", "window_name", "session_id", "session_name",
-	"socket_path", "pane_current_command", "pane_current_path",
+// edgeFields are what tmux is asked for a pane's geometry. pane_right,
+// pane_bottom and pane_at_left are not among them: deriveEdges computes them
+// from these with tmux's own formulas. tmux 3.3a looks every format
+// variable up in six option tables before its own list, a few microseconds
+// per field and pane, so each field not asked for is a few milliseconds
+// less per 500-pane listing.
+var edgeFields = []string{"pane_left", "pane_top", "pane_width", "pane_height",
+	"pane_at_right", "pane_at_top", "pane_at_bottom", "pane_tty"}
+
+// deriveEdges adds to a row the edges tmux computes from the others
+// (format.c: pane_right is xoff+sx-1, pane_bottom yoff+sy-1, pane_at_left
+// xoff==0), unless the row has them already (a filter asked for them). A
+// row without the geometry (a pane that is gone) gets none.
+func deriveEdges(r tmux.Row) {
+	left, errL := strconv.Atoi(r["pane_left"])
+	top, errT := strconv.Atoi(r["pane_top"])
+	width, errW := strconv.Atoi(r["pane_width"])
+	height, errH := strconv.Atoi(r["pane_height"])
+	if _, ok := r["pane_right"]; !ok && errL == nil && errW == nil {
+		r["pane_right"] = strconv.Itoa(left + width - 1)
+	}
+	if _, ok := r["pane_bottom"]; !ok && errT == nil && errH == nil {
+		r["pane_bottom"] = strconv.Itoa(top + height - 1)
+	}
+	if _, ok := r["pane_at_left"]; !ok && errL == nil {
+		r["pane_at_left"] = "0"
+		if left == 0 {
+			r["pane_at_left"] = "1"
+		}
+	}
 }
+
+// paneFields are the tmux format variables a PaneInfo is built from, and
+// nothing more. socket_path is read in the same query so is_caller costs
+// no extra round trip; pane_current_path goes last because a path is the
+// one free-form field (see tmux.ParseRows).
+var paneFields = append(append([]string{"pane_id", "pane_index"}, edgeFields...),
+	"pane_pid", "pane_title", "pane_active", "window_id", "session_id",
+	"socket_path", "pane_current_command", "pane_current_path")
 
 func (s *Server) paneInfo(r tmux.Row) PaneInfo {
 	return PaneInfo{

@@ -34,14 +34,10 @@ type PaneSnapshot struct {
 // snapshotFields are read by one display-message in the same round trip as
 // the capture. socket_path feeds is_caller; pane_current_path goes last
 // because it is the one free-form field (see tmux.ParseRows).
-var snapshotFields = []string{
-	"pane_id", "cursor_x", "cursor_y", "pane_width", "pane_height",
-	"pane_left", "pane_top", "pane_right", "pane_bottom",
-	"pane_at_left", "pane_at_right", "pane_at_top", "pane_at_bottom",
-	"pane_tty", "pane_pid", "pane_dead", "alternate_on",
+var snapshotFields = append(append([]string{"pane_id", "cursor_x", "cursor_y"}, edgeFields...),
+	"pane_pid", "pane_dead", "alternate_on",
 	"pane_in_mode", "pane_mode", "scroll_position", "history_size",
-	"pane_title", "socket_path", "pane_current_command", "pane_current_path",
-}
+	"pane_title", "socket_path", "pane_current_command", "pane_current_path")
 
 func (s *Server) paneSnapshot(r tmux.Row, content string, dropped int) PaneSnapshot {
 	return PaneSnapshot{
@@ -83,12 +79,9 @@ type PaneContentMatch struct {
 }
 
 // searchFields are the list-panes fields a PaneContentMatch is built from.
-var searchFields = []string{
-	"pane_id", "pane_left", "pane_top", "pane_right", "pane_bottom",
-	"pane_at_left", "pane_at_right", "pane_at_top", "pane_at_bottom",
-	"pane_tty", "window_id", "window_name", "session_id", "session_name",
-	"socket_path", "pane_current_command", "pane_current_path",
-}
+var searchFields = append(append([]string{"pane_id"}, edgeFields...),
+	"window_id", "window_name", "session_id", "session_name",
+	"socket_path", "pane_current_command", "pane_current_path")
 
 func (s *Server) paneContentMatch(r tmux.Row, lines []string) PaneContentMatch {
 	return PaneContentMatch{

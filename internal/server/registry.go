@@ -260,6 +260,7 @@ func buildResult(out any, wrap bool) (*mcp.CallToolResult, error) {
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(raw)}}, StructuredContent: json.RawMessage(raw)}, nil
 	}
 	var text string
+	var structured []byte
 	switch s := out.(type) {
 	case Text:
 		text, out = string(s), string(s)
@@ -274,10 +275,17 @@ func buildResult(out any, wrap bool) (*mcp.CallToolResult, error) {
 			return nil, err
 		}
 		text = string(raw)
+		// The list is encoded once: {"result": value} is its encoding
+		// with the key around it, byte for byte what encoding the map
+		// would give.
+		structured = make([]byte, 0, len(raw)+len(`{"result":}`))
+		structured = append(append(append(structured, `{"result":`...), raw...), '}')
 	}
-	structured, err := marshalJSON(map[string]any{"result": out})
-	if err != nil {
-		return nil, err
+	if structured == nil {
+		var err error
+		if structured, err = marshalJSON(map[string]any{"result": out}); err != nil {
+			return nil, err
+		}
 	}
 	return &mcp.CallToolResult{
 		Content:           []mcp.Content{&mcp.TextContent{Text: text}},

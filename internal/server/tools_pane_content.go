@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
@@ -240,7 +241,9 @@ func (c *Call) searchPanes(ctx context.Context, a searchPanesArgs) (SearchPanesR
 	if err != nil {
 		return SearchPanesResult{}, err
 	}
-	rows, err := c.tmux.Rows(ctx, sock, append(tmux.Command{"list-panes"}, args...), searchFields)
+	// The listing asks for pane ids only: the fields of a match are read
+	// for the panes on the page, after the captures (matchRows).
+	rows, err := c.tmux.Rows(ctx, sock, append(tmux.Command{"list-panes"}, args...), []string{"pane_id"})
 	if err != nil {
 		return SearchPanesResult{}, notFoundAs(err, scopeKind(scope), scopeName(scope))
 	}
@@ -255,14 +258,20 @@ func (c *Call) searchPanes(ctx context.Context, a searchPanesArgs) (SearchPanesR
 	}
 
 	type hit struct {
-		m   PaneContentMatch
-		cut bool
+		id      string
+		matched []string
+		cut     bool
 	}
 	var hits []hit
 	for _, r := range rows {
 		out, ok := captures[r["pane_id"]]
 		if !ok {
 			continue // the pane went away between the listing and the capture
+		}
+		if !a.Regex && !re.Match(out) {
+			// A literal pattern found in no line is not in the text: one
+			// scan of the whole capture instead of one per line.
+			continue
 		}
 		var matched []string
 		for _, line := range captureLines(out) {
@@ -278,63 +287,156 @@ func (c *Call) searchPanes(ctx context.Context, a searchPanesArgs) (SearchPanesR
 		if cut {
 			matched = matched[len(matched)-a.MaxMatchedLinesPerPane:]
 		}
-		hits = append(hits, hit{c.paneContentMatch(r, matched), cut})
+		hits = append(hits, hit{r["pane_id"], matched, cut})
 	}
 
-	res := SearchPanesResult{Matches: []PaneContentMatch{}, TruncatedPanes: []string{}, TotalPanesMatched: len(hits), Offset: a.Offset, Limit: a.Limit}
 	start := min(a.Offset, len(hits))
 	end := len(hits)
 	if a.Limit != nil && start+*a.Limit < end {
 		end = start + *a.Limit
 	}
+	page := make([]string, 0, end-start)
 	for _, h := range hits[start:end] {
-		res.Matches = append(res.Matches, h.m)
+		page = append(page, h.id)
+	}
+	fields, err := c.matchRows(ctx, sock, args, page)
+	if err != nil {
+		return SearchPanesResult{}, notFoundAs(err, scopeKind(scope), scopeName(scope))
+	}
+	res := SearchPanesResult{Matches: []PaneContentMatch{}, TruncatedPanes: []string{}, TotalPanesMatched: len(hits), Offset: a.Offset, Limit: a.Limit}
+	for _, h := range hits[start:end] {
+		r, ok := fields[h.id]
+		if !ok {
+			continue // the pane went away after its capture
+		}
+		res.Matches = append(res.Matches, c.paneContentMatch(r, h.matched))
 		res.Truncated = res.Truncated || h.cut
 	}
 	for _, h := range hits[end:] {
-		res.TruncatedPanes = append(res.TruncatedPanes, h.m.PaneID)
+		res.TruncatedPanes = append(res.TruncatedPanes, h.id)
 	}
 	res.Truncated = res.Truncated || len(res.TruncatedPanes) > 0
 	return res, nil
 }
 
+// maxFilteredIDs is the most pane ids matchRows picks with a tmux-side
+// filter; for more, listing every pane's fields is cheaper than matching
+// every pane against a long alternation.
+const maxFilteredIDs = 64
+
+// matchRows reads the fields of a match (searchFields) for the given panes
+// of the scope (list-panes args), keyed by pane id, in one round trip. The
+// listing is the scope's own, filtered by tmux to those ids, so a pane in
+// grouped sessions is reported in the session that lists it first, as a
+// listing of every pane would. A pane that is gone has no row.
+func (c *Call) matchRows(ctx context.Context, sock tmux.Socket, scope []string, ids []string) (map[string]tmux.Row, error) {
+	out := make(map[string]tmux.Row, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	cmd := append(tmux.Command{"list-panes"}, scope...)
+	if len(ids) <= maxFilteredIDs {
+		alt := make([]string, len(ids))
+		for i, id := range ids {
+			pid, err := tmux.ParsePaneID(id) // digits after '%': nothing tmux's format or regex parser reads
+			if err != nil {
+				return nil, err
+			}
+			alt[i] = string(pid)
+		}
+		cmd = append(cmd, "-f", "#{m/r:^("+strings.Join(alt, "|")+")$,#{pane_id}}")
+	}
+	rows, err := c.tmux.Rows(ctx, sock, cmd, searchFields)
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[string]bool, len(ids))
+	for _, id := range ids {
+		want[id] = true
+	}
+	for _, r := range tmux.DedupeBy(rows, "pane_id") {
+		if want[r["pane_id"]] {
+			out[r["pane_id"]] = r
+		}
+	}
+	return out, nil
+}
+
 // captureAll captures every listed pane (wrapped lines joined) in as few
-// round trips as maxArgv allows: normally one. A pane that vanished since
-// the listing is skipped rather than failing the search.
+// round trips as maxArgv allows: normally one, and for a big server one per
+// argv-sized chunk of panes, the chunks in flight at once (up to
+// maxCaptureChunks), so the tmux processes a large search needs overlap
+// their start-up instead of queueing. A pane that vanished since the
+// listing is skipped rather than failing the search.
 func (c *Call) captureAll(ctx context.Context, sock tmux.Socket, rows []tmux.Row, start, end *int, maxArgv int) (map[string][]byte, error) {
 	out := make(map[string][]byte, len(rows))
-	ids := make([]string, len(rows))
-	for i, r := range rows {
-		ids[i] = r["pane_id"]
+	var chunks [][]string
+	size := maxArgv + 1
+	for _, r := range rows {
+		n := chainOverhead
+		for _, a := range captureCmd(r["pane_id"], true, start, end) {
+			n += len(a) + 1
+		}
+		if size+n > maxArgv && size > 0 {
+			chunks = append(chunks, nil)
+			size = 0
+		}
+		chunks[len(chunks)-1] = append(chunks[len(chunks)-1], r["pane_id"])
+		size += n
 	}
-	for i := 0; i < len(ids); {
-		var cmds []tmux.Command
-		size := 0
-		for j := i; j < len(ids); j++ {
-			cmd := captureCmd(ids[j], true, start, end)
-			n := chainOverhead
-			for _, a := range cmd {
-				n += len(a) + 1
+	var (
+		mu       sync.Mutex
+		firstErr error
+		wg       sync.WaitGroup
+		slots    = make(chan struct{}, maxCaptureChunks)
+	)
+	for _, ids := range chunks {
+		wg.Add(1)
+		slots <- struct{}{}
+		go func() {
+			defer func() { <-slots; wg.Done() }()
+			got, err := c.captureChunk(ctx, sock, ids, start, end)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil && firstErr == nil {
+				firstErr = err
 			}
-			if len(cmds) > 0 && size+n > maxArgv {
-				break
+			for id, o := range got {
+				out[id] = o
 			}
-			cmds = append(cmds, cmd)
-			size += n
+		}()
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return out, nil
+}
+
+// maxCaptureChunks bounds the capture round trips one search has in flight.
+const maxCaptureChunks = 4
+
+// captureChunk captures panes that fit one round trip; after a pane that is
+// gone, the rest of the chunk is captured again without it.
+func (c *Call) captureChunk(ctx context.Context, sock tmux.Socket, ids []string, start, end *int) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(ids))
+	for len(ids) > 0 {
+		cmds := make([]tmux.Command, len(ids))
+		for k, id := range ids {
+			cmds[k] = captureCmd(id, true, start, end)
 		}
 		outs, err := c.tmux.Run(ctx, sock, cmds...)
 		for k, o := range outs {
-			out[ids[i+k]] = o
+			out[ids[k]] = o
 		}
-		if err != nil {
-			if !tmuxNotFound(err) {
-				return nil, err
-			}
-			// outs holds the captures before the failing one; skip it.
-			i += len(outs) + 1
-			continue
+		if err == nil {
+			return out, nil
 		}
-		i += len(cmds)
+		if !tmuxNotFound(err) {
+			return nil, err
+		}
+		// outs holds the captures before the failing one; skip it.
+		ids = ids[min(len(outs)+1, len(ids)):]
 	}
 	return out, nil
 }

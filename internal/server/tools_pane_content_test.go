@@ -518,7 +518,7 @@ func TestCaptureAllSplitsAndSkips(t *testing.T) {
 	}{
 		{"one trip when it fits", maxChainArgv, 2}, // the missing pane costs a second trip
 		{"one command per trip", one, 5},
-		{"two commands per trip", 2 * one, 3}, // a b | %999 fails | c d
+		{"two commands per trip", 2 * one, 3}, // a b | %999 (longer: alone) fails | c d
 	}
 	for _, tc := range cases {
 		n.Store(0)
@@ -673,4 +673,68 @@ func controlCommandNumber(t *testing.T, ts *tmuxtest.Server) int {
 		t.Fatalf("no %%begin in %q", out)
 	}
 	return n
+}
+
+// search_panes lists the panes by id alone and reads the fields of a match
+// (paths, names, geometry: a format lookup each per pane in tmux) only for
+// the panes on the page it returns, after capturing them.
+func TestSearchPanesReadsFieldsOfMatchesOnly(t *testing.T) {
+	ts := tmuxtest.New(t)
+	for i := 0; i < 3; i++ {
+		ts.MustRun("split-window", "-d", "-t", "main:0")
+		ts.MustRun("select-layout", "-t", "main:0", "tiled")
+	}
+	log := &cmdLog{r: testRunner(t, ts)}
+	e := newEnvWith(t, ts, configT{SocketName: ts.Socket.Name, TmuxBin: ts.Bin}, log)
+	needle := showText(t, e, "main", "NEEDLE here\n")
+
+	var r SearchPanesResult
+	e.ok("search_panes", map[string]any{"pattern": "needle"}, &r)
+	if len(r.Matches) != 1 || r.Matches[0].PaneID != needle || r.Matches[0].PaneCurrentPath == nil ||
+		r.Matches[0].SessionName == nil || *r.Matches[0].SessionName != "main" || r.Matches[0].PaneRight == nil {
+		t.Fatalf("%+v", r)
+	}
+	for _, c := range log.cmds {
+		f := strings.Join(c, " ")
+		if c[0] == "list-panes" && strings.Contains(f, "#{pane_current_path}") && !strings.Contains(f, "-f #{m/r:^("+needle+")$,#{pane_id}}") {
+			t.Errorf("the fields of a match are read for every pane: %q", f)
+		}
+	}
+}
+
+// inFlight is a Runner that records how many calls it had at once; each
+// call lingers a little so calls that could overlap do.
+type inFlight struct {
+	r        tmux.Runner
+	now, max atomic.Int32
+}
+
+func (f *inFlight) Run(ctx context.Context, sock tmux.Socket, cmds ...tmux.Command) ([][]byte, error) {
+	n := f.now.Add(1)
+	defer f.now.Add(-1)
+	for m := f.max.Load(); n > m && !f.max.CompareAndSwap(m, n); m = f.max.Load() {
+	}
+	time.Sleep(20 * time.Millisecond)
+	return f.r.Run(ctx, sock, cmds...)
+}
+
+// A search over more panes than one round trip holds has its capture
+// round trips in flight at once (a tmux process each), not one by one.
+func TestCaptureAllRunsChunksAtOnce(t *testing.T) {
+	t.Parallel()
+	ts := tmuxtest.New(t)
+	var rows []tmux.Row
+	for i := 0; i < 6; i++ {
+		rows = append(rows, tmux.Row{"pane_id": ts.MustRun("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "main:")})
+	}
+	f := &inFlight{r: ts.Runner()}
+	e := newEnvWith(t, ts, configT{SocketName: ts.Socket.Name, TmuxBin: ts.Bin}, f)
+	c := &Call{Server: e.srv}
+	got, err := c.captureAll(context.Background(), ts.Socket, rows, nil, nil, chainOverhead+len("capture-pane -p -J -t %10 "))
+	if err != nil || len(got) != 6 {
+		t.Fatalf("%d captures, %v", len(got), err)
+	}
+	if m := f.max.Load(); m < 2 || m > 4 {
+		t.Errorf("%d capture round trips in flight at most, want 2..4", m)
+	}
 }

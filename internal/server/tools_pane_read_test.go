@@ -1,10 +1,14 @@
 package server
 
 import (
+	"context"
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
@@ -195,5 +199,90 @@ func TestIsCaller(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// cmdLog is a Runner that records every command it passes on.
+type cmdLog struct {
+	r    tmux.Runner
+	mu   sync.Mutex
+	cmds []tmux.Command
+}
+
+func (l *cmdLog) Run(ctx context.Context, sock tmux.Socket, cmds ...tmux.Command) ([][]byte, error) {
+	l.mu.Lock()
+	l.cmds = append(l.cmds, cmds...)
+	l.mu.Unlock()
+	return l.r.Run(ctx, sock, cmds...)
+}
+
+// The pane readers ask tmux only for what their result holds (tmux 3.3a
+// spends microseconds per field and pane): no window or session names or
+// index, and not the edges computed from the others, which still come out
+// exactly as tmux reports them.
+func TestPaneQueriesAskOnlyForResultFields(t *testing.T) {
+	ts := tmuxtest.New(t)
+	ts.MustRun("split-window", "-h", "-t", "main:0")
+	ts.MustRun("split-window", "-v", "-t", "main:0")
+	ts.MustRun("set-option", "-w", "-t", "main:0", "pane-border-status", "top")
+	log := &cmdLog{r: testRunner(t, ts)}
+	e := newEnvWith(t, ts, configT{SocketName: ts.Socket.Name, TmuxBin: ts.Bin}, log)
+
+	var panes []PaneInfo
+	e.list("list_panes", map[string]any{}, &panes)
+	var one PaneInfo
+	e.ok("get_pane_info", map[string]any{"pane_id": panes[2].PaneID}, &one)
+	var snap PaneSnapshot
+	e.ok("snapshot_pane", map[string]any{"pane_id": panes[1].PaneID}, &snap)
+
+	for _, c := range log.cmds {
+		f := strings.Join(c, " ")
+		for _, unused := range []string{"window_name", "session_name", "window_index", "pane_right", "pane_bottom", "pane_at_left"} {
+			if strings.Contains(f, "#{"+unused+"}") {
+				t.Errorf("%s asks for #{%s}, which no result of these tools holds or needs", c[0], unused)
+			}
+		}
+	}
+	want := map[string]string{}
+	for _, line := range strings.Split(ts.MustRun("list-panes", "-a", "-F", "#{pane_id} #{pane_right} #{pane_bottom} #{pane_at_left}"), "\n") {
+		id, rest, _ := strings.Cut(line, " ")
+		want[id] = rest
+	}
+	edges := func(e PaneEdges) string {
+		b := "0"
+		if *e.PaneAtLeft {
+			b = "1"
+		}
+		return fmt.Sprintf("%d %d %s", *e.PaneRight, *e.PaneBottom, b)
+	}
+	if len(panes) != 3 {
+		t.Fatalf("%d panes", len(panes))
+	}
+	for _, p := range panes {
+		if got := edges(p.PaneEdges); got != want[p.PaneID] {
+			t.Errorf("list_panes %s: right bottom at_left = %s, tmux says %s", p.PaneID, got, want[p.PaneID])
+		}
+	}
+	if got := edges(one.PaneEdges); got != want[one.PaneID] {
+		t.Errorf("get_pane_info %s: %s, tmux says %s", one.PaneID, got, want[one.PaneID])
+	}
+	if got := edges(snap.PaneEdges); got != want[snap.PaneID] {
+		t.Errorf("snapshot_pane %s: %s, tmux says %s", snap.PaneID, got, want[snap.PaneID])
+	}
+}
+
+// A filter on a field the query does not ask for by default adds it, and
+// the free-form path stays the last field.
+func TestListPanesFilterOnAFieldNotListed(t *testing.T) {
+	ts := tmuxtest.New(t)
+	ts.MustRun("new-window", "-d", "-t", "main", "-n", "other")
+	e := newEnvOn(t, ts)
+	var panes []PaneInfo
+	e.list("list_panes", map[string]any{"filters": map[string]any{"window_name": "other"}}, &panes)
+	if len(panes) != 1 || panes[0].PaneCurrentPath == nil || *panes[0].PaneCurrentPath == "" {
+		t.Fatalf("%+v", panes)
+	}
+	if got := filterFields(paneFields, []filterSpec{{field: "window_name"}}); got[len(got)-1] != "pane_current_path" {
+		t.Errorf("fields %v", got)
 	}
 }

@@ -133,6 +133,7 @@ func cornerPane(rows []tmux.Row, corner string) tmux.Row {
 	}
 	best, bestScore := tmux.Row(nil), 0
 	for _, r := range tmux.DedupeBy(rows, "pane_id") {
+		deriveEdges(r)
 		s, in := score(r)
 		if in && (best == nil || s > bestScore) {
 			best, bestScore = r, s

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -78,11 +79,16 @@ type ControlRunner struct {
 	exec   *ExecRunner
 
 	capture captureFiles // capture_file.go
+
+	stat func(string) (os.FileInfo, error) // os.Stat; tests count calls
 }
 
 type ctlSocket struct {
-	sem       chan struct{} // held while connecting
-	conn      *engineConn   // guarded by sem
+	sem  chan struct{} // held while connecting
+	conn *engineConn   // guarded by sem
+	// live is conn for the calls' fast path, which takes neither sem nor
+	// a stat of the socket: written under sem with conn.
+	live      atomic.Pointer[engineConn]
 	failUntil time.Time     // guarded by sem: skip connecting until then
 	backoff   time.Duration // guarded by sem: the next wait after an attach timed out
 }
@@ -94,12 +100,18 @@ type engineConn struct {
 	sockPath string
 	sockInfo os.FileInfo
 	id       ServerIdentity
+	stat     func(string) (os.FileInfo, error)
 }
 
 // sameSocket checks that the socket file is still the one the connection
-// was made through: a server restarted on the same path makes a new one.
+// was made through: a server started on the same path makes a new one. It
+// is checked when connecting and when a call fails, not on every call: a
+// server that exits ends the connection by itself (%exit or EOF), so only
+// a new server started beside a live one (its socket file unlinked) goes
+// unnoticed until a call fails there, as a call for that server's objects
+// will.
 func (c *engineConn) sameSocket() bool {
-	fi, err := os.Stat(c.sockPath)
+	fi, err := c.stat(c.sockPath)
 	return err == nil && os.SameFile(fi, c.sockInfo)
 }
 
@@ -130,6 +142,7 @@ func (r *ControlRunner) Close() error {
 			s.conn.settle(time.Second)
 			s.conn.close(fmt.Errorf("%w: runner closed", ErrControlLost))
 			s.conn = nil
+			s.live.Store(nil)
 		}
 		<-s.sem
 	}
@@ -256,6 +269,12 @@ func (r *ControlRunner) runConn(ctx context.Context, sock Socket, cmds, fallback
 		if errors.Is(err, errNotSent) {
 			continue // the connection died before anything was written
 		}
+		var ce *CommandError
+		if errors.As(err, &ce) && !conn.sameSocket() {
+			// Another server took the socket: this answer came from the
+			// old one, later calls go to the new one.
+			conn.fail(fmt.Errorf("%w: the server behind the socket changed", ErrControlLost))
+		}
 		if err != nil && ctx.Err() != nil && (err == ctx.Err() || errors.Is(err, ErrControlLost)) {
 			return nil, false, ctxError(ctx, cmds, start)
 		}
@@ -282,6 +301,9 @@ func (r *ControlRunner) conn(ctx context.Context, sock Socket) (*engineConn, err
 		r.socks[sock] = s
 	}
 	r.mu.Unlock()
+	if c := s.live.Load(); c != nil && !c.isDead() {
+		return c, nil // concurrent calls share it without waiting on each other
+	}
 
 	select {
 	case s.sem <- struct{}{}:
@@ -295,6 +317,7 @@ func (r *ControlRunner) conn(ctx context.Context, sock Socket) (*engineConn, err
 		}
 		c.fail(fmt.Errorf("%w: the server behind the socket changed", ErrControlLost))
 		s.conn = nil
+		s.live.Store(nil)
 	}
 	if time.Now().Before(s.failUntil) {
 		return nil, nil
@@ -322,6 +345,7 @@ func (r *ControlRunner) conn(ctx context.Context, sock Socket) (*engineConn, err
 		return nil, nil
 	}
 	s.conn = c
+	s.live.Store(c)
 	return c, nil
 }
 
@@ -353,7 +377,11 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 		return nil, false, nil
 	}
 	want := ServerIdentity{PID: best["pid"], StartTime: best["start_time"]}
-	sockInfo, err := os.Stat(best["socket_path"])
+	stat := r.stat
+	if stat == nil {
+		stat = os.Stat
+	}
+	sockInfo, err := stat(best["socket_path"])
 	if err != nil {
 		return nil, true, nil
 	}
@@ -368,7 +396,7 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 	if r.OnConnect != nil {
 		r.OnConnect(argv)
 	}
-	c = &engineConn{controlConn: cc, sockPath: best["socket_path"], sockInfo: sockInfo}
+	c = &engineConn{controlConn: cc, sockPath: best["socket_path"], sockInfo: sockInfo, stat: stat}
 	wait := r.AttachTimeout
 	if wait <= 0 {
 		wait = 3 * time.Second

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"reflect"
 	"strings"
 	"sync"
@@ -400,5 +402,57 @@ func BenchmarkDisplayMessage(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// Calls over a live connection do not look at the socket file: a server
+// that exits ends the connection by itself. A server started beside a live
+// one (the old socket file moved away) is noticed when a call fails, and
+// the calls after that one reach the new server.
+func TestControlRunnerLooksAtTheSocketOnConnectAndOnError(t *testing.T) {
+	srv := tmuxtest.New(t)
+	ctl, conns, _ := controlRunner(t, srv)
+	var stats atomic.Int32
+	tmux.SetStat(ctl, func(p string) (os.FileInfo, error) { stats.Add(1); return os.Stat(p) })
+	ctx := context.Background()
+	pid := func() string {
+		t.Helper()
+		outs, err := ctl.Run(ctx, srv.Socket, tmux.Command{"display-message", "-p", tmux.Format("pid")})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Trim(string(outs[0]), "\x1e\n")
+	}
+	first := pid()
+	atConnect := stats.Load()
+	for i := 0; i < 20; i++ {
+		pid()
+	}
+	if n := stats.Load() - atConnect; n != 0 {
+		t.Errorf("20 calls over a live connection looked at the socket %d times", n)
+	}
+
+	// Another server takes the socket path while the first one runs.
+	old := srv.SocketPath() + ".old"
+	if err := os.Rename(srv.SocketPath(), old); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd := exec.Command(srv.Bin, "-S", old, "kill-server")
+		cmd.Env = tmuxtest.CleanEnv()
+		_ = cmd.Run()
+		_ = os.Remove(old)
+	})
+	srv.MustRun("new-session", "-d", "-s", "second", "-x", "80", "-y", "24")
+	_, err := ctl.Run(ctx, srv.Socket, tmux.Command{"has-session", "-t", "=second"})
+	var ce *tmux.CommandError
+	if err != nil && !errors.As(err, &ce) {
+		t.Fatalf("has-session: %v", err)
+	}
+	if second := pid(); second == first {
+		t.Errorf("after a failed call, still talking to the old server (pid %s)", first)
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d connections, want 2", n)
 	}
 }
