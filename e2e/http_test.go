@@ -36,7 +36,7 @@ type daemon struct {
 	url   string // http://127.0.0.1:PORT/mcp
 	base  string // http://127.0.0.1:PORT
 	cmd   *exec.Cmd
-	audit string // audit log file
+	audit string        // audit log file
 	done  chan struct{} // closed when the process has exited
 	err   error         // its exit error, once done
 
