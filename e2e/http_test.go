@@ -710,3 +710,102 @@ func TestHTTPStartRefusals(t *testing.T) {
 		}
 	}
 }
+
+// sseEvent is one server-sent event.
+type sseEvent struct{ id, data string }
+
+// openStream opens the GET stream of a session (resuming after lastID when
+// set) and delivers its events on the returned channel until ctx ends.
+func openStream(t *testing.T, ctx context.Context, d *daemon, sid, lastID string) <-chan sseEvent {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", legacyVersion)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET stream: %d %s", resp.StatusCode, b)
+	}
+	ch := make(chan sseEvent, 64)
+	go func() {
+		defer resp.Body.Close()
+		defer close(ch)
+		sc := bufio.NewScanner(resp.Body)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "id:"):
+				ev.id = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
+			case strings.HasPrefix(line, "data:"):
+				ev.data += strings.TrimSpace(strings.TrimPrefix(line, "data:"))
+			case line == "":
+				if ev.data != "" {
+					ch <- ev
+				}
+				ev = sseEvent{}
+			}
+		}
+	}()
+	return ch
+}
+
+// nextUpdate waits for a resources/updated event on ch.
+func nextUpdate(t *testing.T, ch <-chan sseEvent, what string) sseEvent {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatalf("%s: the stream ended", what)
+			}
+			if strings.Contains(ev.data, "notifications/resources/updated") {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("%s: no resources/updated in 10 s", what)
+		}
+	}
+}
+
+// TestHTTPResume: a 2025-11-25 session's GET stream carries
+// resources/updated with event ids; a notification sent while the stream
+// was down is replayed when the client comes back with Last-Event-ID.
+func TestHTTPResume(t *testing.T) {
+	ts := tmuxtest.New(t)
+	ts.MustRun("respawn-pane", "-k", "-t", "%0", "sh")
+	d := startDaemon(t, ts)
+	sid := rawSession(t, d, aliceToken)
+	hdr := map[string]string{"Authorization": "Bearer " + aliceToken, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": legacyVersion}
+	resp, body := rawPost(t, d, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"tmux://panes/%250/content"}}`, hdr)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"result"`) {
+		t.Fatalf("subscribe: %d %s", resp.StatusCode, body)
+	}
+	ctx1, stop1 := context.WithCancel(context.Background())
+	first := openStream(t, ctx1, d, sid, "")
+	time.Sleep(200 * time.Millisecond)
+	ts.MustRun("send-keys", "-t", "%0", "echo one", "Enter")
+	ev := nextUpdate(t, first, "live stream")
+	if ev.id == "" {
+		t.Fatalf("the event has no id: %+v", ev)
+	}
+	stop1() // the connection drops
+	time.Sleep(300 * time.Millisecond)
+	ts.MustRun("send-keys", "-t", "%0", "echo two", "Enter") // notified while nobody listens
+	time.Sleep(500 * time.Millisecond)
+	ctx2, stop2 := context.WithCancel(context.Background())
+	defer stop2()
+	resumed := openStream(t, ctx2, d, sid, ev.id)
+	if got := nextUpdate(t, resumed, "replay after Last-Event-ID"); got.id == ev.id {
+		t.Errorf("replayed the event already seen: %s", got.id)
+	}
+}
