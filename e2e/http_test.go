@@ -4,10 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -62,7 +71,7 @@ func startDaemon(t *testing.T, ts *tmuxtest.Server, args ...string) *daemon {
 		t.Fatal(err)
 	}
 	d := &daemon{audit: filepath.Join(dir, "audit.log"), done: make(chan struct{})}
-	all := append([]string{"serve", "--http", "127.0.0.1:0", "--tokens-file", tokens}, args...)
+	all := append([]string{"serve", "--http", "127.0.0.1:0", "--tokens-file", tokens}, args...) // a later --http wins
 	d.cmd = exec.Command(binary, all...)
 	d.cmd.Env = append(tmuxtest.CleanEnv(), "TMUX_MCP_SOCKET="+ts.Socket.Name, "TMUX_MCP_TMUX_BIN="+ts.Bin,
 		"TMUX_MCP_AUDIT_LOG="+d.audit, "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
@@ -105,8 +114,12 @@ func startDaemon(t *testing.T, ts *tmuxtest.Server, args ...string) *daemon {
 		default:
 		}
 		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		start := time.Now()
 		select {
 		case <-d.done:
+			if el := time.Since(start); el > 5*time.Second {
+				t.Errorf("the daemon took %v to stop", el)
+			}
 		case <-time.After(10 * time.Second):
 			_ = d.cmd.Process.Kill()
 			<-d.done
@@ -807,5 +820,81 @@ func TestHTTPResume(t *testing.T) {
 	resumed := openStream(t, ctx2, d, sid, ev.id)
 	if got := nextUpdate(t, resumed, "replay after Last-Event-ID"); got.id == ev.id {
 		t.Errorf("replayed the event already seen: %s", got.id)
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key, and returns
+// their paths and a pool trusting the certificate.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tmux-mcp test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	_ = os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// TestHTTPTLS: with --tls-cert/--tls-key the daemon serves HTTPS, and an
+// SDK client trusting the certificate works; plain HTTP gets nothing.
+func TestHTTPTLS(t *testing.T) {
+	ts := tmuxtest.New(t)
+	cert, key, pool := selfSigned(t)
+	d := startDaemon(t, ts, "--tls-cert", cert, "--tls-key", key)
+	if !strings.HasPrefix(d.url, "https://127.0.0.1:") {
+		t.Fatalf("url %s", d.url)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "tls", Version: "0"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: d.url, HTTPClient: &http.Client{Transport: bearer{aliceToken, tr}}, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	callOK(t, cs, "get_pane_info", map[string]any{"pane_id": "%0"})
+	resp, err := http.Get("http://" + strings.TrimPrefix(d.base, "https://") + "/healthz")
+	if err == nil && resp.StatusCode == http.StatusOK {
+		t.Errorf("plain HTTP answered on the TLS port")
+	}
+	if err == nil {
+		resp.Body.Close()
+	}
+}
+
+// TestHTTPInsecureRemote: a non-loopback bind without TLS starts only with
+// --insecure-remote, and then warns; authentication stays on.
+func TestHTTPInsecureRemote(t *testing.T) {
+	ts := tmuxtest.New(t)
+	d := startDaemon(t, ts, "--http", "0.0.0.0:0", "--insecure-remote")
+	if !strings.Contains(d.logs(), `"level":"WARN","msg":"serving HTTP without TLS on a non-loopback address`) {
+		t.Errorf("no warning:\n%s", d.logs())
+	}
+	port := d.url[strings.LastIndex(d.url, ":")+1:]
+	resp, body := rawPost(t, &daemon{url: "http://127.0.0.1:" + port}, initBody, nil)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without a token: %d %s", resp.StatusCode, body)
 	}
 }

@@ -307,3 +307,11 @@ type levelFilter struct {
 func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= f.min && f.Handler.Enabled(ctx, l)
 }
+
+func (f levelFilter) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return levelFilter{f.Handler.WithAttrs(attrs), f.min}
+}
+
+func (f levelFilter) WithGroup(name string) slog.Handler {
+	return levelFilter{f.Handler.WithGroup(name), f.min}
+}
