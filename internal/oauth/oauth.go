@@ -384,15 +384,13 @@ func stringOrList(raw json.RawMessage) ([]string, error) {
 }
 
 // numericDate reads seconds since the epoch (RFC 7519 §2), which may have a
-// fraction. It reports false when absent. Only a JSON number is accepted, in
-// a range a time.Time holds without overflow.
+// fraction. It reports false when absent. Only a JSON number is accepted, up
+// to the year 9999, so the conversion to int64 seconds cannot overflow.
 func numericDate(raw json.RawMessage) (time.Time, bool, error) {
 	if raw == nil {
 		return time.Time{}, false, nil
 	}
-	if len(raw) == 0 || (raw[0] != '-' && (raw[0] < '0' || raw[0] > '9')) {
-		return time.Time{}, false, errors.New("not a number")
-	}
+	// raw is one JSON value, so only a JSON number parses here.
 	f, err := strconv.ParseFloat(string(raw), 64)
 	if err != nil || math.IsNaN(f) || f < 0 || f > 253402300799 { // 9999-12-31
 		return time.Time{}, false, errors.New("not a NumericDate")

@@ -2,9 +2,13 @@ package oauth
 
 import (
 	"context"
+	"crypto"
 	"crypto/hmac"
+	"crypto/rand"
+	"crypto/rsa"
 	"crypto/sha256"
 	"crypto/x509"
+	"encoding/json"
 	"encoding/pem"
 	"errors"
 	"slices"
@@ -73,10 +77,12 @@ func TestVerifyClaims(t *testing.T) {
 		{"exp just inside skew", map[string]any{"exp": now.Add(-skew + sec).Unix()}, true, ""},
 		{"exp at skew edge", map[string]any{"exp": now.Add(-skew).Unix()}, false, "expired"},
 		{"exp fractional inside skew", map[string]any{"exp": float64(now.Add(-skew).Unix()) + 0.5}, true, ""},
-		{"no exp", map[string]any{"exp": nil}, false, "exp"},
-		{"exp as string", map[string]any{"exp": "1800000600"}, false, "exp"},
+		{"no exp", map[string]any{"exp": nil}, false, "exp: missing"},
+		{"exp as string", map[string]any{"exp": "1800000600"}, false, "exp: missing"},
 		{"exp negative", map[string]any{"exp": -5}, false, "exp"},
 		{"exp huge", map[string]any{"exp": 1e300}, false, "exp"},
+		{"exp past year 9999", map[string]any{"exp": 9e18}, false, "exp: missing"},
+		{"iat past int64", map[string]any{"iat": 1e19}, false, "iat:"},
 		{"nbf in future", map[string]any{"nbf": now.Add(time.Hour).Unix()}, false, "nbf"},
 		{"nbf at skew edge", map[string]any{"nbf": now.Add(skew).Unix()}, true, ""},
 		{"nbf just past skew", map[string]any{"nbf": now.Add(skew + sec).Unix()}, false, "nbf"},
@@ -93,7 +99,8 @@ func TestVerifyClaims(t *testing.T) {
 		{"aud array containing", map[string]any{"aud": []string{"https://other.example", testAudience}}, true, ""},
 		{"aud array without", map[string]any{"aud": []string{"https://other.example"}}, false, "audience"},
 		{"aud empty array", map[string]any{"aud": []string{}}, false, "audience"},
-		{"aud null", map[string]any{"aud": nil}, false, "audience"},
+		{"aud null", map[string]any{"aud": json.RawMessage("null")}, false, "aud: null"},
+		{"no aud", map[string]any{"aud": nil}, false, "audience"},
 		{"aud number", map[string]any{"aud": 5}, false, "aud"},
 		{"no sub", map[string]any{"sub": nil}, false, "subject"},
 		{"empty sub", map[string]any{"sub": ""}, false, "subject"},
@@ -157,8 +164,28 @@ func TestVerifyConfiguredSkew(t *testing.T) {
 func TestVerifyAlgorithmAttacks(t *testing.T) {
 	c := newClock()
 	rsaK, ecK, edK := sharedKeys()["RS256"], sharedKeys()["ES256"], sharedKeys()["EdDSA"]
-	v := newVerifier(t, c, Config{}, allKeys()...)
+	p384 := genKey("ES384", "ec384")
+	v := newVerifier(t, c, Config{}, append(allKeys(), p384.jwk(nil))...)
 	claims := claimsAt(c.now())
+	signedAs := func(k *testKey, alg, kid string) string {
+		input := seg(map[string]any{"alg": alg, "kid": kid}) + "." + seg(claims)
+		return input + "." + b64.EncodeToString(k.signature(alg, input))
+	}
+	// RFC 7518 §3.5 fixes the PSS salt length to the hash size; a verifier
+	// with PS256 allowed must refuse other salt lengths.
+	psV := newVerifier(t, c, Config{Algorithms: []string{"PS256"}}, rsaK.jwk(nil))
+	if _, err := psV.Verify(t.Context(), signedAs(rsaK, "PS256", rsaK.kid)); err != nil {
+		t.Fatalf("PS256 with the right salt length: %v", err)
+	}
+	pssToken := func(salt int) string {
+		input := seg(map[string]any{"alg": "PS256", "kid": rsaK.kid}) + "." + seg(claims)
+		d := sha256.Sum256([]byte(input))
+		sig, err := rsa.SignPSS(rand.Reader, rsaK.priv.(*rsa.PrivateKey), crypto.SHA256, d[:], &rsa.PSSOptions{SaltLength: salt})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return input + "." + b64.EncodeToString(sig)
+	}
 
 	unsigned := func(hdr map[string]any, sig string) string {
 		return seg(hdr) + "." + seg(claims) + "." + sig
@@ -203,12 +230,18 @@ func TestVerifyAlgorithmAttacks(t *testing.T) {
 		{"ES256 header on RSA key", rsaAsES},
 		{"RS256 header on EC key", ecAsRS},
 		{"EdDSA header on EC key", edAsEC},
-		{"allowed but not allowlisted PS256", genKey("PS256", rsaK.kid).token(nil, claims)},
-		{"ES384 not allowlisted", genKey("ES384", "x").token(nil, claims)},
+		{"PS256 by the set's RSA key, not allowlisted", signedAs(rsaK, "PS256", rsaK.kid)},
+		{"ES384 by a key in the set, not allowlisted", signedAs(p384, "ES384", p384.kid)},
+		{"PS256 with salt length 0", pssToken(0)},
+		{"PS256 with maximal salt", pssToken(rsa.PSSSaltLengthAuto)},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := v.Verify(t.Context(), tt.token); err == nil {
+			vv := v
+			if strings.HasPrefix(tt.name, "PS256 with") {
+				vv = psV
+			}
+			if _, err := vv.Verify(t.Context(), tt.token); err == nil {
 				t.Fatal("Verify accepted the token")
 			} else if !errors.Is(err, ErrInvalidToken) {
 				t.Errorf("error %v does not wrap ErrInvalidToken", err)
@@ -286,13 +319,14 @@ func TestVerifyTampered(t *testing.T) {
 		admin := seg(merge(claimsAt(c.now()), map[string]any{"scope": "tmux:admin"}))
 		otherSub := seg(merge(claimsAt(c.now()), map[string]any{"sub": "mallory"}))
 		cases := map[string]string{
-			"payload scope raised":     h + "." + admin + "." + s,
-			"payload subject changed":  h + "." + otherSub + "." + s,
-			"signature bit flipped":    h + "." + p + "." + b64.EncodeToString(flipped),
-			"signature truncated":      h + "." + p + "." + b64.EncodeToString(sig[:len(sig)-1]),
-			"signature extended":       h + "." + p + "." + b64.EncodeToString(append(sig, 0)),
-			"signature from other key": h + "." + p + "." + b64.EncodeToString(genKey(alg, k.kid).signature(alg, h+"."+p)),
-			"header kid changed":       seg(map[string]any{"alg": alg, "kid": k.kid, "typ": "at+jwt"}) + "." + p + "." + s,
+			"signature with a zero byte inside": h + "." + p + "." + b64.EncodeToString(slices.Insert(slices.Clone(sig), len(sig)/2, 0)),
+			"payload scope raised":              h + "." + admin + "." + s,
+			"payload subject changed":           h + "." + otherSub + "." + s,
+			"signature bit flipped":             h + "." + p + "." + b64.EncodeToString(flipped),
+			"signature truncated":               h + "." + p + "." + b64.EncodeToString(sig[:len(sig)-1]),
+			"signature extended":                h + "." + p + "." + b64.EncodeToString(append(sig, 0)),
+			"signature from other key":          h + "." + p + "." + b64.EncodeToString(genKey(alg, k.kid).signature(alg, h+"."+p)),
+			"header changed":                    seg(map[string]any{"alg": alg, "kid": k.kid, "typ": "at+jwt"}) + "." + p + "." + s,
 		}
 		for name, tok := range cases {
 			if _, err := v.Verify(t.Context(), tok); err == nil {
@@ -317,7 +351,18 @@ func TestVerifyMalformed(t *testing.T) {
 		input := h + "." + b64.EncodeToString([]byte(payload))
 		return input + "." + b64.EncodeToString(k.signature("EdDSA", input))
 	}
-	hdr := func(raw string) string { return b64.EncodeToString([]byte(raw)) + "." + p + "." + s }
+	// hdr signs p under an arbitrary header, so the header checks, not the
+	// signature, are what must refuse it.
+	hdr := func(raw string) string {
+		input := b64.EncodeToString([]byte(raw)) + "." + p
+		return input + "." + b64.EncodeToString(k.signature("EdDSA", input))
+	}
+	// The signature's last base64url character carries 4 unused bits; set
+	// one. A lenient decoder yields the same bytes, so only strict decoding
+	// refuses this token.
+	const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	nonCanonical := s[:len(s)-1] + string(alphabet[strings.IndexByte(alphabet, s[len(s)-1])|1])
+	big := k.token(nil, merge(claimsAt(c.now()), map[string]any{"pad": strings.Repeat("x", maxTokenLen)}))
 	tests := map[string]string{
 		"empty":                  "",
 		"one segment":            "abc",
@@ -342,8 +387,8 @@ func TestVerifyMalformed(t *testing.T) {
 		"payload iss number":     signed(`{"iss":1,"sub":"a","aud":"` + testAudience + `","exp":1800000600,"scope":"tmux:read"}`),
 		"payload scope array":    signed(`{"iss":"` + testIssuer + `","sub":"a","aud":"` + testAudience + `","exp":1800000600,"scope":["tmux:read"]}`),
 		"payload scp number":     signed(`{"iss":"` + testIssuer + `","sub":"a","aud":"` + testAudience + `","exp":1800000600,"scp":7}`),
-		"over 16 KiB":            h + "." + strings.Repeat("A", maxTokenLen) + "." + s,
-		"non-canonical b64 tail": h + "." + p + "." + s[:len(s)-1] + "B",
+		"over 16 KiB":            big,
+		"non-canonical b64 tail": h + "." + p + "." + nonCanonical,
 	}
 	// Sanity: the signed() helper makes acceptable tokens from good claims.
 	if _, err := v.Verify(t.Context(), signed(`{"iss":"`+testIssuer+`","sub":"a","aud":"`+testAudience+`","exp":1800000600,"scope":"tmux:read"}`)); err != nil {
@@ -500,6 +545,8 @@ func TestIsJWT(t *testing.T) {
 		{seg([]int{1}) + ".e30.sig", false},
 		{good + "." + "AAAA", false},
 		{strings.Replace(good, ".", "+", 1), false},
+		{strings.Replace(good, ".", ".+", 1), false},
+		{good + "=", false},
 		{"Bearer " + good, false},
 	}
 	for _, tt := range tests {
