@@ -34,7 +34,8 @@ type Record struct {
 	Outcome    string         `json:"outcome"` // "ok" or "error"
 	ErrorType  string         `json:"error_type,omitempty"`
 	DurationMS float64        `json:"duration_ms"`
-	Client     string         `json:"client_id,omitempty"`
+	Client     string         `json:"client_id,omitempty"` // the MCP clientInfo name the client announced (self-declared)
+	Identity   string         `json:"client,omitempty"`    // the authenticated caller: the token's name over HTTP
 	Session    string         `json:"session_id,omitempty"`
 	RequestID  string         `json:"request_id"`
 	Parent     string         `json:"parent_request_id,omitempty"` // set on calls nested in a batch

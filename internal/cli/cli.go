@@ -161,6 +161,11 @@ Usage:
 Register with a client, for example Claude Code:
   claude mcp add tmux -- tmux-mcp
 
+Serve many clients over streamable HTTP (bearer tokens required; the token
+comes from TMUX_MCP_HTTP_TOKEN, --tokens-file, or a file generated at first
+start, whose path is logged and shown by doctor):
+  tmux-mcp serve --http 127.0.0.1:8765
+
 Flags come before the subcommand. Each overrides its environment variable; the
 reference server's LIBTMUX_* name is read when ours is unset.
 
@@ -230,6 +235,9 @@ type command struct {
 	audit bool // call --audit
 	stats bool // tools --stats
 	check bool // docs --check
+	// settings given after serve (serve --http ADDR ...), keyed like
+	// config.Setting.Flag; they win over the same flags before serve.
+	settings map[string]string
 }
 
 // parseCommand reads the subcommand and its flags. Unknown flags, extra
@@ -243,8 +251,21 @@ func parseCommand(rest []string) (command, error) {
 	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	maxArgs, minArgs := 0, 0
+	serveValues := map[string]*string{}
 	switch cmd.name {
-	case "serve", "doctor", "help":
+	case "serve":
+		// Every setting may follow serve, as PRODUCT.md writes it:
+		// tmux-mcp serve --http 127.0.0.1:8765.
+		for _, st := range config.Settings {
+			v := new(string)
+			serveValues[st.Flag] = v
+			if st.Bool {
+				fs.Var(switchFlag{v}, st.Flag, st.Usage)
+			} else {
+				fs.StringVar(v, st.Flag, "", st.Usage)
+			}
+		}
+	case "doctor", "help":
 	case "call":
 		fs.BoolVar(&cmd.raw, "raw", false, "")
 		fs.BoolVar(&cmd.audit, "audit", false, "")
@@ -263,6 +284,14 @@ func parseCommand(rest []string) (command, error) {
 		return cmd, fmt.Errorf("%w: %s: %w", errUsage, cmd.name, err)
 	}
 	cmd.args = fs.Args()
+	fs.Visit(func(f *flag.Flag) {
+		if v, ok := serveValues[f.Name]; ok {
+			if cmd.settings == nil {
+				cmd.settings = map[string]string{}
+			}
+			cmd.settings[f.Name] = *v
+		}
+	})
 	switch {
 	case len(cmd.args) > maxArgs && maxArgs == 0:
 		return cmd, fmt.Errorf("%w: %s takes no arguments, got %d", errUsage, cmd.name, len(cmd.args))
@@ -348,6 +377,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 			flags[f.Name] = *v
 		}
 	})
+	for k, v := range cmd.settings {
+		flags[k] = v
+	}
 	cfg, warns, err := config.Load(getenv, flags)
 	auditToStderr := cfg.AuditLog == "" && (cmd.name == "serve" || cmd.name == "call" && cmd.audit)
 	logger := newLogger(stderr, cmd.name == "serve" || auditToStderr)
@@ -408,6 +440,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return doctor(ctx, cfg, stdout)
 	}
 	defer cleanup(cleanupBudget)
+	if cfg.HTTP.Addr != "" {
+		return serveHTTP(ctx, srv, cfg, logger)
+	}
 	return serve(ctx, srv, stdin, stdout, logger)
 }
 
@@ -647,6 +682,7 @@ func doctor(ctx context.Context, cfg config.Config, stdout io.Writer) int {
 		say("toolsets", "all%s", from("toolsets"))
 	}
 	say("prompt tools", "%v%s", cfg.PromptsAsTools, from("prompts-as-tools"))
+	doctorHTTP(ctx, cfg, say)
 	self, _ := os.Executable()
 	fmt.Fprintf(stdout, "\nRegister it with a client, for example:\n  claude mcp add tmux -- %s\n  codex mcp add tmux -- %s\n", self, self)
 	if !ok {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -137,11 +138,45 @@ type Config struct {
 	PromptsAsTools  bool   // add list_prompts and get_prompt as tools
 	Engine          string // how tmux is reached: "control" (persistent control-mode client) or "exec"
 
+	// HTTP holds the settings of serve --http; zero values are defaults.
+	HTTP HTTP
+
 	// From names where each setting came from, keyed by its flag name
 	// (Setting.Flag): "--flag", the variable read (TMUX_MCP_* or the
 	// reference's LIBTMUX_*), or "default". Load fills it; doctor shows it.
 	From map[string]string
 }
+
+// HTTP is the configuration of the streamable HTTP daemon (serve --http).
+type HTTP struct {
+	Addr           string // host:port; empty: serve stdio
+	Token          string // TMUX_MCP_HTTP_TOKEN: one bearer token (environment only: argv is visible to every user)
+	TokensFile     string // TOKEN [NAME [TIER]] per line
+	AllowedOrigins []string
+	IdleTimeout    time.Duration // stateful sessions idle this long are closed
+	MaxSessions    int           // concurrent stateful sessions
+	MaxInFlight    int           // concurrent requests per client
+	TLSCert        string
+	TLSKey         string
+	InsecureRemote bool // allow a non-loopback bind without TLS
+
+	// OAuth: when Issuer is set, JWTs from it are accepted as well.
+	OAuthIssuer     string
+	OAuthJWKS       string // file or URL
+	OAuthAudience   string // empty: this server's /mcp URL
+	OAuthScopeTiers map[string]Tier
+}
+
+// Defaults of the HTTP settings.
+const (
+	DefaultIdleTimeout = 30 * time.Minute
+	DefaultMaxSessions = 256
+	DefaultMaxInFlight = 32
+)
+
+// HTTPTokenEnv is the variable holding one bearer token for serve --http.
+// It has no flag: a flag's value is visible to every user in ps.
+const HTTPTokenEnv = "TMUX_MCP_HTTP_TOKEN"
 
 // Setting is one configuration entry: its flag, its variable, the
 // reference server's variable read when ours is unset, and its default as
@@ -154,6 +189,7 @@ type Setting struct {
 	Default string // as shown to a user
 	Usage   string
 	Bool    bool // a switch: --flag alone turns it on
+	HTTP    bool // a setting of serve --http only (not offered to registries that launch stdio servers)
 }
 
 // Settings lists every setting, in the order help and doctor show them.
@@ -168,6 +204,19 @@ var Settings = []Setting{
 	{Flag: "toolsets", Env: "TMUX_MCP_TOOLSETS", Default: "all", Usage: "comma-separated toolsets to expose"},
 	{Flag: "engine", Env: "TMUX_MCP_ENGINE", Default: "control", Usage: "how to reach tmux: control (one persistent control-mode client per server) or exec (a tmux process per call)"},
 	{Flag: "prompts-as-tools", Env: "TMUX_MCP_PROMPTS_AS_TOOLS", Ref: "LIBTMUX_MCP_PROMPTS_AS_TOOLS", Default: "0", Usage: "add list_prompts and get_prompt as tools, for clients without MCP prompts (0 or 1)", Bool: true},
+	{Flag: "http", Env: "TMUX_MCP_HTTP", Default: "off (stdio)", Usage: "serve streamable HTTP at this host:port, endpoint /mcp (e.g. 127.0.0.1:8765)", HTTP: true},
+	{Flag: "tokens-file", Env: "TMUX_MCP_TOKENS_FILE", Default: "TMUX_MCP_HTTP_TOKEN, else a generated token", Usage: "bearer tokens, one per line: TOKEN [NAME [TIER]]; the file must not be group/world-readable", HTTP: true},
+	{Flag: "allowed-origins", Env: "TMUX_MCP_ALLOWED_ORIGINS", Default: "the server's own loopback origins", Usage: "comma-separated Origins a browser may call /mcp from; any other Origin gets 403", HTTP: true},
+	{Flag: "session-idle-timeout", Env: "TMUX_MCP_SESSION_IDLE_TIMEOUT", Default: "30m", Usage: "close a stateful HTTP session idle this long (Go duration) and release its state", HTTP: true},
+	{Flag: "max-sessions", Env: "TMUX_MCP_MAX_SESSIONS", Default: "256", Usage: "most concurrent stateful HTTP sessions; more get 429", HTTP: true},
+	{Flag: "max-inflight", Env: "TMUX_MCP_MAX_INFLIGHT", Default: "32", Usage: "most concurrent requests per HTTP client; more get 429", HTTP: true},
+	{Flag: "tls-cert", Env: "TMUX_MCP_TLS_CERT", Default: "none", Usage: "TLS certificate file (PEM) for serve --http", HTTP: true},
+	{Flag: "tls-key", Env: "TMUX_MCP_TLS_KEY", Default: "none", Usage: "TLS private key file (PEM) for serve --http", HTTP: true},
+	{Flag: "insecure-remote", Env: "TMUX_MCP_INSECURE_REMOTE", Default: "0", Usage: "allow serve --http on a non-loopback address without TLS (tokens cross the network in clear)", Bool: true, HTTP: true},
+	{Flag: "oauth-issuer", Env: "TMUX_MCP_OAUTH_ISSUER", Default: "none", Usage: "accept JWTs from this OAuth issuer and publish RFC 9728 metadata", HTTP: true},
+	{Flag: "oauth-jwks", Env: "TMUX_MCP_OAUTH_JWKS", Default: "none", Usage: "JWKS file or URL verifying the issuer's JWTs", HTTP: true},
+	{Flag: "oauth-audience", Env: "TMUX_MCP_OAUTH_AUDIENCE", Default: "this server's /mcp URL", Usage: "the aud a JWT must carry", HTTP: true},
+	{Flag: "oauth-scope-tiers", Env: "TMUX_MCP_OAUTH_SCOPE_TIERS", Default: "none", Usage: "comma-separated scope=tier pairs mapping JWT scopes to safety tiers", HTTP: true},
 }
 
 // Warning is a problem with a setting that was handled by falling back.
@@ -243,6 +292,32 @@ func Load(env Getenv, flags map[string]string) (Config, []Warning, error) {
 			c.Engine, err = ParseEngine(v, src)
 		case "prompts-as-tools":
 			c.PromptsAsTools, err = ParseSwitch(v, src)
+		case "http":
+			c.HTTP.Addr = strings.TrimSpace(v)
+		case "tokens-file":
+			c.HTTP.TokensFile = v
+		case "allowed-origins":
+			c.HTTP.AllowedOrigins = SplitList(v)
+		case "session-idle-timeout":
+			c.HTTP.IdleTimeout, err = parsePositiveDuration(v, src)
+		case "max-sessions":
+			c.HTTP.MaxSessions, err = parsePositiveInt(v, src)
+		case "max-inflight":
+			c.HTTP.MaxInFlight, err = parsePositiveInt(v, src)
+		case "tls-cert":
+			c.HTTP.TLSCert = v
+		case "tls-key":
+			c.HTTP.TLSKey = v
+		case "insecure-remote":
+			c.HTTP.InsecureRemote, err = ParseSwitch(v, src)
+		case "oauth-issuer":
+			c.HTTP.OAuthIssuer = strings.TrimSpace(v)
+		case "oauth-jwks":
+			c.HTTP.OAuthJWKS = strings.TrimSpace(v)
+		case "oauth-audience":
+			c.HTTP.OAuthAudience = strings.TrimSpace(v)
+		case "oauth-scope-tiers":
+			c.HTTP.OAuthScopeTiers, err = parseScopeTiers(v, src)
 		}
 		if w != "" {
 			warns = append(warns, w)
@@ -250,6 +325,16 @@ func Load(env Getenv, flags map[string]string) (Config, []Warning, error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
+	}
+	c.HTTP.Token = strings.TrimSpace(env(HTTPTokenEnv))
+	if c.HTTP.IdleTimeout == 0 {
+		c.HTTP.IdleTimeout = DefaultIdleTimeout
+	}
+	if c.HTTP.MaxSessions == 0 {
+		c.HTTP.MaxSessions = DefaultMaxSessions
+	}
+	if c.HTTP.MaxInFlight == 0 {
+		c.HTTP.MaxInFlight = DefaultMaxInFlight
 	}
 	c.Caller = ParseCaller(env("TMUX"), env("TMUX_PANE"))
 	c.TmuxTmpdir = env("TMUX_TMPDIR")
@@ -298,6 +383,38 @@ func ParseWaitMax(v, name string) (float64, Warning) {
 		return MaxWaitMax, Warning(fmt.Sprintf("%s is above %g; clamped", name, MaxWaitMax))
 	}
 	return f, ""
+}
+
+// parsePositiveDuration reads a Go duration (30m, 1h) greater than zero.
+func parsePositiveDuration(v, name string) (time.Duration, error) {
+	d, err := time.ParseDuration(strings.TrimSpace(v))
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%w: %s must be a positive duration such as 30m or 1h", ErrInvalid, name)
+	}
+	return d, nil
+}
+
+// parsePositiveInt reads a whole number greater than zero.
+func parsePositiveInt(v, name string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(v))
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%w: %s must be a whole number above 0", ErrInvalid, name)
+	}
+	return n, nil
+}
+
+// parseScopeTiers reads scope=tier pairs ("tmux.read=readonly,tmux.write=mutating").
+func parseScopeTiers(v, name string) (map[string]Tier, error) {
+	m := map[string]Tier{}
+	for i, pair := range SplitList(v) {
+		scope, tier, ok := strings.Cut(pair, "=")
+		t, tok := ParseTier(tier)
+		if !ok || strings.TrimSpace(scope) == "" || !tok {
+			return nil, fmt.Errorf("%w: %s: entry %d is not scope=tier (tier: readonly, mutating or destructive)", ErrInvalid, name, i+1)
+		}
+		m[strings.TrimSpace(scope)] = t
+	}
+	return m, nil
 }
 
 // SplitList splits a comma-separated list, dropping blanks.

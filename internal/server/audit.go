@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"encoding/json"
 	"strconv"
 	"time"
@@ -17,7 +18,7 @@ func (s *Server) nextRequestID() string {
 }
 
 // auditCall writes the audit record of one tool call (never its result).
-func (s *Server) auditCall(tool string, req *mcp.CallToolRequest, raw json.RawMessage, id, parent string, start time.Time, res *mcp.CallToolResult) {
+func (s *Server) auditCall(ctx context.Context, tool string, req *mcp.CallToolRequest, raw json.RawMessage, id, parent string, start time.Time, res *mcp.CallToolResult) {
 	if s.audit == nil {
 		return
 	}
@@ -35,6 +36,9 @@ func (s *Server) auditCall(tool string, req *mcp.CallToolRequest, raw json.RawMe
 	if res != nil && res.IsError {
 		r.Outcome = "error"
 		r.ErrorType, _ = res.Meta["error_type"].(string)
+	}
+	if c, ok := ClientFrom(ctx); ok {
+		r.Identity = c.Name
 	}
 	if req != nil {
 		if ci := req.ClientInfo(); ci != nil {

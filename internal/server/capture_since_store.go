@@ -145,3 +145,17 @@ func parseCursor(text string) (pane, id string, ok bool) {
 	}
 	return pane, id, true
 }
+
+// release forgets every cursor of owner.
+func (cs *cursorStore) release(owner Owner) {
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	for el := cs.lru.Front(); el != nil; {
+		next := el.Next()
+		if e := el.Value.(*cursorEntry); e.key.owner == owner {
+			cs.lru.Remove(el)
+			delete(cs.m, e.key)
+		}
+		el = next
+	}
+}

@@ -236,7 +236,7 @@ func marshalJSON(v any) ([]byte, error) {
 func (s *Server) invoke(ctx context.Context, t *Tool, req *mcp.CallToolRequest, raw json.RawMessage, parent string) (res *mcp.CallToolResult) {
 	start := time.Now()
 	id := s.nextRequestID()
-	defer func() { s.auditCall(t.Name, req, raw, id, parent, start, res) }()
+	defer func() { s.auditCall(ctx, t.Name, req, raw, id, parent, start, res) }()
 	args, err := checkArguments(t.Title, t.input, raw)
 	if err != nil {
 		te := toToolError(err)

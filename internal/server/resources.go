@@ -233,8 +233,23 @@ type resourceState struct {
 
 	mu        sync.Mutex
 	mirrored  map[string]bool
-	subs      map[string]func() // subscribed URI -> stops its watch
-	following bool              // followList is keeping the list current
+	subs      map[string]*uriWatch        // subscribed URI -> its one watch and who holds it
+	ended     map[*mcp.ServerSession]bool // sessions whose end releases their subscriptions
+	following bool                        // followList is keeping the list current
+}
+
+func newResourceState(s *Server) *resourceState {
+	return &resourceState{s: s, mirrored: map[string]bool{}, subs: map[string]*uriWatch{}, ended: map[*mcp.ServerSession]bool{}}
+}
+
+// uriWatch is the one watch behind a subscribed URI, shared by every
+// session subscribed to it: over HTTP many sessions share one MCP server,
+// and one session's unsubscribe (or end) must not stop another's
+// notifications. The SDK itself sends resources/updated only to the
+// sessions subscribed to the URI (Server.ResourceUpdated).
+type uriWatch struct {
+	stop    func()
+	holders map[*mcp.ServerSession]bool
 }
 
 // complete offers live values for prompt arguments and resource-template
@@ -349,6 +364,9 @@ func (rs *resourceState) subscribe(ctx context.Context, req *mcp.SubscribeReques
 	if err := rs.s.checkSocket(SocketArgs{SocketName: &ref.socketName}); err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
+	if rs.hold(uri, req.Session) {
+		return nil // already watched for another session
+	}
 	sock := (&Call{Server: rs.s}).Socket(SocketArgs{SocketName: &ref.socketName})
 	wctx, cancel := context.WithCancel(context.Background())
 	closeFn := func() {} // a structure watch ends with wctx
@@ -383,13 +401,64 @@ func (rs *resourceState) subscribe(ctx context.Context, req *mcp.SubscribeReques
 			return err
 		}
 	}
-	rs.mu.Lock()
-	if old := rs.subs[uri]; old != nil {
-		old()
+	stop := func() { cancel(); closeFn() }
+	if rs.hold(uri, req.Session) { // another session started one meanwhile
+		stop()
+		return nil
 	}
-	rs.subs[uri] = func() { cancel(); closeFn() }
+	rs.mu.Lock()
+	rs.subs[uri] = &uriWatch{stop: stop, holders: map[*mcp.ServerSession]bool{req.Session: true}}
+	rs.releaseAtEnd(req.Session)
 	rs.mu.Unlock()
 	return nil
+}
+
+// hold adds ss to the holders of uri's watch and reports whether there is
+// one.
+func (rs *resourceState) hold(uri string, ss *mcp.ServerSession) bool {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	w := rs.subs[uri]
+	if w == nil {
+		return false
+	}
+	w.holders[ss] = true
+	rs.releaseAtEnd(ss)
+	return true
+}
+
+// releaseAtEnd arranges, once per session, that the session's end (client
+// disconnect, DELETE, idle expiry, end of a subscriptions/listen request)
+// releases its subscriptions: the SDK forgets an ended session's
+// subscriptions without calling the unsubscribe handler. rs.mu is held.
+func (rs *resourceState) releaseAtEnd(ss *mcp.ServerSession) {
+	if ss == nil || rs.ended[ss] {
+		return
+	}
+	rs.ended[ss] = true
+	go func() {
+		_ = ss.Wait()
+		rs.mu.Lock()
+		defer rs.mu.Unlock()
+		delete(rs.ended, ss)
+		for uri := range rs.subs {
+			rs.dropLocked(uri, ss)
+		}
+	}()
+}
+
+// dropLocked removes ss from the holders of uri and stops the watch when
+// nobody holds it any more. rs.mu is held.
+func (rs *resourceState) dropLocked(uri string, ss *mcp.ServerSession) {
+	w := rs.subs[uri]
+	if w == nil || !w.holders[ss] {
+		return
+	}
+	delete(w.holders, ss)
+	if len(w.holders) == 0 {
+		w.stop()
+		delete(rs.subs, uri)
+	}
 }
 
 // updated tells subscribers a URI changed, at most every 100 ms per URI:
@@ -502,10 +571,7 @@ func (rs *resourceState) structureSub(ctx context.Context, sock tmux.Socket) (*t
 func (rs *resourceState) unsubscribe(ctx context.Context, req *mcp.UnsubscribeRequest) error {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	if stop := rs.subs[req.Params.URI]; stop != nil {
-		stop()
-		delete(rs.subs, req.Params.URI)
-	}
+	rs.dropLocked(req.Params.URI, req.Session)
 	return nil
 }
 

@@ -150,7 +150,7 @@ func TestResourceSubscriptionPaneContent(t *testing.T) {
 	}
 	// The SDK's 2026-07-28 Subscribe does not carry the handler's error back
 	// to the caller, so check the handler itself.
-	rs := &resourceState{s: e.srv, mirrored: map[string]bool{}, subs: map[string]func(){}}
+	rs := newResourceState(e.srv)
 	err := rs.subscribe(ctx, &mcp.SubscribeRequest{Params: &mcp.SubscribeParams{URI: "tmux://panes/%2577/content"}})
 	var we *jsonrpc.Error
 	if !errors.As(err, &we) || we.Code != codeResourceNotFound {

@@ -146,7 +146,7 @@ func (s *Server) Config() config.Config { return s.cfg }
 
 // MCP builds the SDK server with the visible tools registered.
 func (s *Server) MCP() *mcp.Server {
-	rs := &resourceState{s: s, mirrored: map[string]bool{}, subs: map[string]func(){}}
+	rs := newResourceState(s)
 	ms := mcp.NewServer(&mcp.Implementation{Name: "tmux", Title: "tmux-mcp", Version: Version, WebsiteURL: "https://github.com/tmux-mcp/tmux-mcp"},
 		&mcp.ServerOptions{
 			Instructions: s.Instructions(),
@@ -204,8 +204,12 @@ func (s *Server) gate(next mcp.MethodHandler) mcp.MethodHandler {
 		}()
 		if method == "tools/call" {
 			if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
-				if r := s.refusal(ctr.Params.Name); r != nil {
-					s.auditCall(ctr.Params.Name, ctr, ctr.Params.Arguments, s.nextRequestID(), "", time.Now(), r)
+				r := s.refusal(ctr.Params.Name)
+				if r == nil {
+					r = s.clientRefusal(ctx, ctr.Params.Name)
+				}
+				if r != nil {
+					s.auditCall(ctx, ctr.Params.Name, ctr, ctr.Params.Arguments, s.nextRequestID(), "", time.Now(), r)
 					return r, nil
 				}
 			}
@@ -230,6 +234,21 @@ func (s *Server) refusal(name string) *mcp.CallToolResult {
 	}
 	return errorResult(&ToolError{
 		Msg:  fmt.Sprintf("Tool '%s' belongs to the %s toolset, which is not enabled (TMUX_MCP_TOOLSETS).", name, t.Toolset),
+		Type: typeExpected, Expected: true,
+	})
+}
+
+// clientRefusal returns the error result for a visible tool above the
+// tier of the authenticated client's token (see Client), or nil.
+func (s *Server) clientRefusal(ctx context.Context, name string) *mcp.CallToolResult {
+	c, ok := ClientFrom(ctx)
+	t := s.visible[name]
+	if !ok || c.Tier == 0 || t == nil || t.Tier <= c.Tier {
+		return nil
+	}
+	return errorResult(&ToolError{
+		Msg: fmt.Sprintf("Tool '%s' needs the %s tier, but the credentials of client '%s' are limited to %s: use a token with a higher tier (the server allows up to %s).",
+			name, t.Tier, c.Name, c.Tier, s.cfg.Safety),
 		Type: typeExpected, Expected: true,
 	})
 }

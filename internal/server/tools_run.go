@@ -801,3 +801,26 @@ func (c *Call) openStreamAt(ctx context.Context, sock tmux.Socket, where tmux.Pa
 	}
 	return &paneStream{c: c, sock: sock, where: where, sub: sub}, outs, nil
 }
+
+// release drops every run_id of owner: nobody can collect them any more.
+// A finished run goes at once; a command still running keeps its pane busy
+// (another run_command there would type into it) and is dropped when it
+// ends, or abandoned, like any uncollected run.
+func (g *runRegistry) release(owner Owner) {
+	g.mu.Lock()
+	var recs []*runRecord
+	for k, rec := range g.runs {
+		if k.owner == owner {
+			delete(g.runs, k)
+			recs = append(recs, rec)
+		}
+	}
+	g.mu.Unlock()
+	for _, rec := range recs {
+		if rec.ended() {
+			g.remove(rec)
+		} else {
+			g.expireLater(rec)
+		}
+	}
+}

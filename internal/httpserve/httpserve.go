@@ -1,0 +1,309 @@
+// Package httpserve serves tmux-mcp over streamable HTTP (serve --http):
+// one daemon for many MCP clients, with bearer-token authentication on by
+// default, per-client state, browser-facing safety (Origin allowlist,
+// DNS-rebinding Host check, body and concurrency caps), request logs and a
+// graceful shutdown. The MCP side is the same server as over stdio
+// (internal/server); this package is only the HTTP stack around it.
+//
+// Both protocol generations share one endpoint, /mcp. The Go SDK's stateful
+// handler negotiates up to 2025-11-25 (sessions, a GET stream, resumability)
+// and rejects 2026-07-28 requests with -32022; its stateless handler serves
+// 2026-07-28 (subscriptions/listen) but answers GET and DELETE with 405 and
+// ignores Mcp-Session-Id. The router (route) sends a request to the
+// stateless handler when it carries no Mcp-Session-Id and its
+// MCP-Protocol-Version header is 2026-07-28 or later (2026-07-28 clients
+// must send the header on every request, and the SDK's client does, even
+// on server/discover), and everything else to the stateful one. See the
+// README's HTTP section.
+package httpserve
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/server"
+)
+
+// Endpoint is the path MCP is served at.
+const Endpoint = "/mcp"
+
+// Header names the router and the limits read.
+const (
+	headerSessionID       = "Mcp-Session-Id"
+	headerProtocolVersion = "Mcp-Protocol-Version"
+	headerMethod          = "Mcp-Method"
+)
+
+// statelessVersion is the first protocol revision without sessions
+// (SEP-2575/SEP-2567): only the SDK's stateless handler serves it.
+const statelessVersion = "2026-07-28"
+
+// DefaultMaxBodyBytes caps a request body: a tool call's arguments are a
+// few KB; load_buffer content is the largest legitimate payload.
+const DefaultMaxBodyBytes = 4 << 20
+
+// eventStoreBytes bounds the memory kept to replay SSE events to clients
+// that resume with Last-Event-ID (stateful sessions); the oldest events
+// are dropped first.
+const eventStoreBytes = 8 << 20
+
+// Timeouts of the HTTP server. There is deliberately no WriteTimeout: a
+// wait may last up to 120 s and an SSE stream for hours.
+const (
+	readHeaderTimeout = 10 * time.Second
+	idleTimeout       = 2 * time.Minute
+)
+
+// Shutdown budget after SIGTERM: calls in flight get answerBudget to
+// answer (waits end at once with what they have), and the whole stop,
+// streams closed and client state released, fits in stopBudget.
+var (
+	answerBudget = 2 * time.Second
+	stopBudget   = 4500 * time.Millisecond
+)
+
+// Options configure a Daemon.
+type Options struct {
+	Server   *server.Server
+	HTTP     config.HTTP    // limits, origins, idle timeout
+	Checkers []TokenChecker // tried in order; at least one
+	Logger   *slog.Logger   // request logs and errors; nil discards
+	Version  string         // /healthz
+
+	// OAuthMetadata, when set, is served unauthenticated at
+	// /.well-known/oauth-protected-resource (RFC 9728), and 401 answers name
+	// ResourceMetadataURL in WWW-Authenticate.
+	OAuthMetadata       http.Handler
+	ResourceMetadataURL string
+
+	MaxBodyBytes int64 // 0: DefaultMaxBodyBytes
+}
+
+// Daemon is the HTTP face of one tmux-mcp server.
+type Daemon struct {
+	opts      Options
+	log       *slog.Logger
+	ms        *mcp.Server
+	stateful  *mcp.StreamableHTTPHandler
+	stateless *mcp.StreamableHTTPHandler
+	sessions  *sessionTable
+	limits    *inflightTable
+	origins   originPolicy
+	requests  atomic.Int64 // requests in flight that owe an answer (not streams)
+
+	base       context.Context // parent of every request's context
+	cancelBase context.CancelFunc
+}
+
+// New builds the daemon; Listen-time details (the default allowed origins
+// name the port) come with Serve.
+func New(opts Options) (*Daemon, error) {
+	if opts.Server == nil {
+		return nil, errors.New("httpserve: no server")
+	}
+	if len(opts.Checkers) == 0 {
+		return nil, errors.New("httpserve: no credentials: authentication cannot be turned off")
+	}
+	if opts.MaxBodyBytes == 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.HTTP.MaxSessions <= 0 {
+		opts.HTTP.MaxSessions = config.DefaultMaxSessions
+	}
+	if opts.HTTP.MaxInFlight <= 0 {
+		opts.HTTP.MaxInFlight = config.DefaultMaxInFlight
+	}
+	if opts.HTTP.IdleTimeout <= 0 {
+		opts.HTTP.IdleTimeout = config.DefaultIdleTimeout
+	}
+	d := &Daemon{opts: opts, log: opts.Logger, limits: newInflightTable(opts.HTTP.MaxInFlight)}
+	if d.log == nil {
+		d.log = slog.New(slog.DiscardHandler)
+	}
+	d.base, d.cancelBase = context.WithCancel(context.Background())
+	d.sessions = newSessionTable(opts.HTTP.MaxSessions, d.releaseSession)
+	d.ms = opts.Server.MCP()
+	d.ms.AddReceivingMiddleware(d.identify) // outermost: the gate and the tools see the client
+	store := mcp.NewMemoryEventStore(nil)
+	store.SetMaxBytes(eventStoreBytes)
+	sdkLog := slog.New(levelFilter{d.log.Handler(), slog.LevelWarn})
+	get := func(*http.Request) *mcp.Server { return d.ms }
+	d.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		EventStore:          store,
+		SessionTimeout:      opts.HTTP.IdleTimeout,
+		MaxRequestBodyBytes: opts.MaxBodyBytes,
+		Logger:              sdkLog,
+	})
+	d.stateless = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		PropagateRequestCancellation: true,
+		MaxRequestBodyBytes:          opts.MaxBodyBytes,
+		Logger:                       sdkLog,
+	})
+	d.origins = newOriginPolicy(opts.HTTP.AllowedOrigins)
+	return d, nil
+}
+
+// Handler is the whole HTTP surface: /healthz, the OAuth metadata when
+// configured, and /mcp behind Origin check, body cap, authentication and
+// limits; every request is logged.
+func (d *Daemon) Handler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", d.healthz)
+	if d.opts.OAuthMetadata != nil {
+		mux.Handle("/.well-known/oauth-protected-resource", d.opts.OAuthMetadata)
+		mux.Handle("/.well-known/oauth-protected-resource"+Endpoint, d.opts.OAuthMetadata)
+	}
+	// The SDK's RequireBearerToken puts the identity where its handler reads
+	// it (auth.TokenInfoFromContext): it binds each stateful session to the
+	// token that created it (403 for another token) and gives every request
+	// its TokenInfo. Our authenticate runs first: it answers 401 with a
+	// WWW-Authenticate header in every case, which the SDK's only sends
+	// when OAuth metadata or scopes are configured.
+	bind := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		id, ok := identityFrom(ctx)
+		if !ok {
+			return nil, auth.ErrInvalidToken
+		}
+		return tokenInfo(id), nil
+	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
+	var mcpH http.Handler = http.HandlerFunc(d.route)
+	mcpH = d.limit(mcpH)
+	mcpH = bind(mcpH)
+	mcpH = d.authenticate(mcpH)
+	mcpH = d.readBody(mcpH)
+	mcpH = d.checkOrigin(mcpH)
+	mux.Handle(Endpoint, mcpH)
+	return d.logRequests(mux)
+}
+
+// route sends 2026-07-28 requests without a session to the stateless
+// handler and everything else (initialize, requests of a session, the GET
+// stream, DELETE) to the stateful one.
+func (d *Daemon) route(w http.ResponseWriter, r *http.Request) {
+	if useStateless(r) {
+		d.stateless.ServeHTTP(w, r)
+		return
+	}
+	d.stateful.ServeHTTP(w, r)
+}
+
+func useStateless(r *http.Request) bool {
+	return r.Header.Get(headerSessionID) == "" && r.Header.Get(headerProtocolVersion) >= statelessVersion
+}
+
+func (d *Daemon) healthz(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	fmt.Fprintf(w, "{\"status\":\"ok\",\"version\":%q}\n", d.opts.Version)
+}
+
+// Serve serves on ln (with TLS when tlsConfig is set) until ctx ends, then
+// stops gracefully: no new connections, calls in flight are cancelled
+// through Server.Shutdown (waits answer with what they have) and answered,
+// sessions and streams are closed and their state released, all within
+// stopBudget.
+func (d *Daemon) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Config) error {
+	if d.origins.defaults {
+		d.origins.addLoopback(ln.Addr(), tlsConfig != nil)
+	}
+	hs := &http.Server{
+		Handler:           d.Handler(),
+		ReadHeaderTimeout: readHeaderTimeout,
+		IdleTimeout:       idleTimeout,
+		BaseContext:       func(net.Listener) context.Context { return d.base },
+		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
+	}
+	if tlsConfig != nil {
+		ln = tls.NewListener(ln, tlsConfig)
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		d.cancelBase()
+		return err
+	case <-ctx.Done():
+	}
+	d.log.Info("signal received: stopping the HTTP server")
+	stopAt := time.Now().Add(stopBudget)
+	sctx, cancel := context.WithDeadline(context.Background(), stopAt)
+	defer cancel()
+	shut := make(chan error, 1)
+	go func() { shut <- hs.Shutdown(sctx) }() // closes the listener now, then waits for idle connections
+	d.opts.Server.Shutdown()
+	answered := time.Now().Add(answerBudget)
+	for d.requests.Load() > 0 && time.Now().Before(answered) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := d.requests.Load(); n > 0 {
+		d.log.Warn("stopping with requests unanswered", "pending", n)
+	}
+	d.sessions.closeAll() // ends GET streams; each session's state is released
+	d.cancelBase()        // ends whatever still runs (subscriptions/listen streams)
+	select {
+	case <-shut:
+	case <-sctx.Done():
+		_ = hs.Close()
+	}
+	d.sessions.waitReleased(time.Until(stopAt))
+	return nil
+}
+
+// releaseSession frees what a stateful session's client held when the
+// session ends (disconnect, DELETE, idle expiry, shutdown).
+func (d *Daemon) releaseSession(owner server.Owner) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := d.opts.Server.ReleaseOwner(ctx, owner); err != nil {
+		d.log.Warn("releasing a session's state", "error", err)
+	}
+}
+
+// CheckBind enforces the rules for the listen address: a loopback address
+// is always fine; any other needs TLS or insecureRemote (then warn is set).
+// Authentication stays on either way.
+func CheckBind(addr string, withTLS, insecureRemote bool) (warn string, err error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("%w: --http must be host:port (e.g. 127.0.0.1:8765): %w", config.ErrInvalid, err)
+	}
+	if isLoopbackHost(host) || withTLS {
+		return "", nil
+	}
+	if !insecureRemote {
+		return "", fmt.Errorf("%w: --http %s is not a loopback address: serve it with --tls-cert and --tls-key, or pass --insecure-remote to send tokens and terminal contents in clear", config.ErrInvalid, addr)
+	}
+	return "serving HTTP without TLS on a non-loopback address (--insecure-remote): bearer tokens and terminal contents cross the network in clear", nil
+}
+
+func isLoopbackHost(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// levelFilter passes only records at min or above: the SDK logs every
+// session's connect and disconnect at Info.
+type levelFilter struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= f.min && f.Handler.Enabled(ctx, l)
+}

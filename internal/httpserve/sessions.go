@@ -1,0 +1,127 @@
+package httpserve
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/server"
+)
+
+// sessionTable tracks the live stateful sessions: it caps how many there
+// are, and when one ends (client DELETE, idle expiry, a failed initialize,
+// shutdown) it releases the state its client held in the server.
+type sessionTable struct {
+	max     int
+	release func(server.Owner)
+
+	mu      sync.Mutex
+	live    map[*mcp.ServerSession]server.Owner
+	pending int            // new sessions being initialized right now
+	ending  sync.WaitGroup // releases in progress
+}
+
+func newSessionTable(max int, release func(server.Owner)) *sessionTable {
+	return &sessionTable{max: max, release: release, live: map[*mcp.ServerSession]server.Owner{}}
+}
+
+// reserve takes a place for a session about to be created; false when
+// the table is full. unreserve gives it back once the creating request is
+// over (by then the session is in live, or was never made).
+func (t *sessionTable) reserve() bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if len(t.live)+t.pending >= t.max {
+		return false
+	}
+	t.pending++
+	return true
+}
+
+func (t *sessionTable) unreserve() {
+	t.mu.Lock()
+	t.pending--
+	t.mu.Unlock()
+}
+
+// track records a live session the first time one of its requests is seen
+// and arranges its release when it ends.
+func (t *sessionTable) track(ss *mcp.ServerSession, owner server.Owner) {
+	t.mu.Lock()
+	if _, ok := t.live[ss]; ok {
+		t.mu.Unlock()
+		return
+	}
+	t.live[ss] = owner
+	t.ending.Add(1)
+	t.mu.Unlock()
+	go func() {
+		defer t.ending.Done()
+		_ = ss.Wait()
+		t.mu.Lock()
+		delete(t.live, ss)
+		t.mu.Unlock()
+		t.release(owner)
+	}()
+}
+
+// closeAll closes every live session (shutdown).
+func (t *sessionTable) closeAll() {
+	t.mu.Lock()
+	all := make([]*mcp.ServerSession, 0, len(t.live))
+	for ss := range t.live {
+		all = append(all, ss)
+	}
+	t.mu.Unlock()
+	for _, ss := range all {
+		_ = ss.Close()
+	}
+}
+
+// waitReleased waits at most d for the releases of ended sessions.
+func (t *sessionTable) waitReleased(d time.Duration) {
+	done := make(chan struct{})
+	go func() { t.ending.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(d):
+	}
+}
+
+// errUnauthenticated answers an MCP request that reached the server
+// without an identity, which the HTTP stack never lets happen.
+var errUnauthenticated = errors.New("unauthenticated request")
+
+// identify is the MCP receiving middleware that turns the authenticated
+// token of a request (carried by the SDK as its TokenInfo) into the
+// server's view of the client: server.WithClient (the name for the audit
+// log, the token's tier for the gate) and server.WithOwner, the key of the
+// client's run_ids, cursors and buffers: the token's name plus the
+// session id when there is one. A 2026-07-28 client has no session, so its
+// handles belong to its token.
+func (d *Daemon) identify(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		ti := req.GetExtra()
+		if ti == nil || ti.TokenInfo == nil || ti.TokenInfo.UserID == "" {
+			if strings.HasPrefix(method, "notifications/") {
+				return next(ctx, method, req)
+			}
+			return nil, errUnauthenticated
+		}
+		tier, _ := ti.TokenInfo.Extra[tierKey].(config.Tier)
+		name := ti.TokenInfo.UserID
+		owner := server.Owner("http:" + name)
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() != "" {
+			owner += server.Owner("/" + ss.ID())
+			d.sessions.track(ss, owner)
+		}
+		ctx = server.WithOwner(ctx, owner)
+		ctx = server.WithClient(ctx, server.Client{Name: name, Tier: tier})
+		return next(ctx, method, req)
+	}
+}
