@@ -23,8 +23,9 @@ import (
 // own MCP session and its own tmux session and pane, calling one
 // `serve --http` process at once. It checks that every call succeeds and
 // that no answer names another client's pane, and reports latency per tool
-// and calls per second. The CI run is short; TMUX_MCP_LOAD=1 (or
-// scripts/http-load.sh) runs the full 50 clients x 200 calls.
+// and calls per second. The CI run is short (20 calls per client, mixed
+// phases only); TMUX_MCP_LOAD=1 (or scripts/http-load.sh) runs the full 50
+// clients x 200 calls and adds the get_pane_info-only throughput phase.
 const (
 	loadClients     = 50
 	loadSubscribers = 10 // clients that subscribe to their pane's content in the second phase
@@ -305,7 +306,11 @@ func TestHTTPLoad(t *testing.T) {
 			failPhase(t, h, st)
 			checkNotifications(t, clients, subs)
 
-			// Phase 3: the goal figure, get_pane_info only.
+			// Phase 3: the goal figure, get_pane_info only (a figure, not
+			// a check the mixed phases lack, so CI leaves it out).
+			if !full {
+				return
+			}
 			st, wall = runPhase(clients, calls, func(c *loadClient, _ int) (string, map[string]any) {
 				return "get_pane_info", map[string]any{"pane_id": c.pane}
 			})
