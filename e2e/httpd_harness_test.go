@@ -5,8 +5,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -60,60 +60,60 @@ func httpdBinary() string {
 }
 
 // startHTTPD is the one place that knows how the HTTP server is started:
-// `serve --http 127.0.0.1:PORT` plus args, with the test's tmux socket and
-// env (e.g. TMUX_MCP_HTTP_TOKEN=...). It returns once /healthz answers 200,
-// and stops the process (SIGTERM, then SIGKILL) at cleanup. A port taken
-// between choosing and binding it is retried with another.
+// `serve --http 127.0.0.1:0` plus args, with the test's tmux socket, env
+// (e.g. TMUX_MCP_HTTP_TOKEN=...), and HOME and XDG_CONFIG_HOME in a
+// temporary directory so nothing lands in the user's config. It returns
+// once the server has logged its URL and /healthz answers 200, and stops
+// the process (SIGINT, then SIGKILL) at cleanup.
 func startHTTPD(t testing.TB, ts *tmuxtest.Server, args []string, env ...string) *httpd {
 	t.Helper()
-	var lastErr error
-	for attempt := 0; attempt < 3; attempt++ {
-		h, err := tryStartHTTPD(ts, args, env)
-		if err == nil {
-			t.Cleanup(func() { h.stop(t) })
-			return h
-		}
-		lastErr = err
-	}
-	t.Fatalf("serve --http did not come up: %v", lastErr)
-	return nil
-}
-
-func tryStartHTTPD(ts *tmuxtest.Server, args []string, env []string) (*httpd, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	cmd := exec.Command(httpdBinary(), append([]string{"serve", "--http", addr}, args...)...)
-	cmd.Env = append(tmuxtest.CleanEnv(), "TMUX_MCP_SOCKET="+ts.Socket.Name, "TMUX_MCP_TMUX_BIN="+ts.Bin)
+	home := t.TempDir()
+	cmd := exec.Command(httpdBinary(), append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(tmuxtest.CleanEnv(), "TMUX_MCP_SOCKET="+ts.Socket.Name, "TMUX_MCP_TMUX_BIN="+ts.Bin,
+		"HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"))
 	cmd.Env = append(cmd.Env, env...)
-	h := &httpd{Base: "http://" + addr, Endpoint: "http://" + addr + "/mcp", cmd: cmd, log: &lockedBuffer{}, done: make(chan struct{})}
+	h := &httpd{cmd: cmd, log: &lockedBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = h.log, h.log
 	if err := cmd.Start(); err != nil {
-		return nil, err
+		t.Fatal(err)
 	}
 	go func() { _ = cmd.Wait(); close(h.done) }()
+	t.Cleanup(func() { h.stop(t) })
 	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
+	for h.Endpoint == "" {
 		select {
 		case <-h.done:
-			return nil, fmt.Errorf("exited before serving (%v): %s", cmd.ProcessState, tail(h.log.String(), 2000))
+			t.Fatalf("serve --http exited before serving (%v): %s", cmd.ProcessState, tail(h.log.String(), 2000))
 		default:
 		}
-		resp, err := http.Get(h.Base + "/healthz")
-		if err == nil {
-			_ = resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return h, nil
-			}
+		if time.Now().After(deadline) {
+			t.Fatalf("serve --http logged no URL within 15 s: %s", tail(h.log.String(), 2000))
 		}
-		time.Sleep(20 * time.Millisecond)
+		h.Endpoint = servingURL(h.log.String())
+		time.Sleep(10 * time.Millisecond)
 	}
-	_ = cmd.Process.Kill()
-	<-h.done
-	return nil, fmt.Errorf("no /healthz within 15 s: %s", tail(h.log.String(), 2000))
+	h.Base = strings.TrimSuffix(h.Endpoint, "/mcp")
+	resp, err := http.Get(h.Base + "/healthz")
+	if err != nil {
+		t.Fatalf("/healthz: %v", err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("/healthz: %s", resp.Status)
+	}
+	return h
+}
+
+// servingURL finds the URL in the server's "serving" log record (JSON
+// lines on stderr), or returns "".
+func servingURL(log string) string {
+	for _, line := range strings.Split(log, "\n") {
+		var rec struct{ Msg, URL string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Msg == "serving MCP over streamable HTTP" {
+			return rec.URL
+		}
+	}
+	return ""
 }
 
 // stop ends the server gracefully and fails the test if it needs SIGKILL.
@@ -163,23 +163,10 @@ func writeTokensFile(t testing.TB, dir string, tokens, names []string) string {
 	return p
 }
 
-// bearer adds the Authorization header to every request, the way an MCP
-// client configured with a header (Claude Code's --header, VS Code's
-// headers) does.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
-// httpClient is an HTTP client of its own (its own connection pool, as a
-// separate agent process has) that presents token.
-func httpClient(token string) *http.Client {
+// loadHTTPClient is an HTTP client of its own (its own connection pool, as
+// a separate agent process has) that presents token through bearer (see
+// http_test.go).
+func loadHTTPClient(token string) *http.Client {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	tr.MaxIdleConnsPerHost = 16
 	return &http.Client{Transport: bearer{token: token, base: tr}}
@@ -188,7 +175,7 @@ func httpClient(token string) *http.Client {
 // dialHTTPD connects a Go SDK client to the server with token, asking for
 // protocolVersion ("" for the SDK's newest).
 func dialHTTPD(ctx context.Context, h *httpd, token, protocolVersion string, opts *mcp.ClientOptions) (*mcp.ClientSession, error) {
-	tr := &mcp.StreamableClientTransport{Endpoint: h.Endpoint, HTTPClient: httpClient(token), MaxRetries: -1}
+	tr := &mcp.StreamableClientTransport{Endpoint: h.Endpoint, HTTPClient: loadHTTPClient(token), MaxRetries: -1}
 	var so *mcp.ClientSessionOptions
 	if protocolVersion != "" {
 		so = &mcp.ClientSessionOptions{ProtocolVersion: protocolVersion}
