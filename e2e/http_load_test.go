@@ -403,5 +403,7 @@ func checkNotifications(t *testing.T, clients, subs []*loadClient) {
 			}
 		}
 	}
-	t.Logf("%d resources/updated notifications, each to the subscriber of that pane only", total)
+	if !t.Failed() {
+		t.Logf("%d resources/updated notifications, each to the subscriber of that pane only", total)
+	}
 }
