@@ -4,10 +4,19 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -62,7 +71,7 @@ func startDaemon(t *testing.T, ts *tmuxtest.Server, args ...string) *daemon {
 		t.Fatal(err)
 	}
 	d := &daemon{audit: filepath.Join(dir, "audit.log"), done: make(chan struct{})}
-	all := append([]string{"serve", "--http", "127.0.0.1:0", "--tokens-file", tokens}, args...)
+	all := append([]string{"serve", "--http", "127.0.0.1:0", "--tokens-file", tokens}, args...) // a later --http wins
 	d.cmd = exec.Command(binary, all...)
 	d.cmd.Env = append(tmuxtest.CleanEnv(), "TMUX_MCP_SOCKET="+ts.Socket.Name, "TMUX_MCP_TMUX_BIN="+ts.Bin,
 		"TMUX_MCP_AUDIT_LOG="+d.audit, "HOME="+dir, "XDG_CONFIG_HOME="+filepath.Join(dir, "config"))
@@ -105,8 +114,12 @@ func startDaemon(t *testing.T, ts *tmuxtest.Server, args ...string) *daemon {
 		default:
 		}
 		_ = d.cmd.Process.Signal(syscall.SIGTERM)
+		start := time.Now()
 		select {
 		case <-d.done:
+			if el := time.Since(start); el > 5*time.Second {
+				t.Errorf("the daemon took %v to stop", el)
+			}
 		case <-time.After(10 * time.Second):
 			_ = d.cmd.Process.Kill()
 			<-d.done
@@ -708,5 +721,180 @@ func TestHTTPStartRefusals(t *testing.T) {
 		if !errors.As(err, &ee) || ee.ExitCode() != 2 || !strings.Contains(stderr.String(), tc.want) {
 			t.Errorf("%s: %v\n%s", tc.name, err, stderr.String())
 		}
+	}
+}
+
+// sseEvent is one server-sent event.
+type sseEvent struct{ id, data string }
+
+// openStream opens the GET stream of a session (resuming after lastID when
+// set) and delivers its events on the returned channel until ctx ends.
+func openStream(t *testing.T, ctx context.Context, d *daemon, sid, lastID string) <-chan sseEvent {
+	t.Helper()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.url, nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	req.Header.Set("Mcp-Session-Id", sid)
+	req.Header.Set("Mcp-Protocol-Version", legacyVersion)
+	if lastID != "" {
+		req.Header.Set("Last-Event-ID", lastID)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		t.Fatalf("GET stream: %d %s", resp.StatusCode, b)
+	}
+	ch := make(chan sseEvent, 64)
+	go func() {
+		defer resp.Body.Close()
+		defer close(ch)
+		sc := bufio.NewScanner(resp.Body)
+		var ev sseEvent
+		for sc.Scan() {
+			line := sc.Text()
+			switch {
+			case strings.HasPrefix(line, "id:"):
+				ev.id = strings.TrimSpace(strings.TrimPrefix(line, "id:"))
+			case strings.HasPrefix(line, "data:"):
+				ev.data += strings.TrimSpace(strings.TrimPrefix(line, "data:"))
+			case line == "":
+				if ev.data != "" {
+					ch <- ev
+				}
+				ev = sseEvent{}
+			}
+		}
+	}()
+	return ch
+}
+
+// nextUpdate waits for a resources/updated event on ch.
+func nextUpdate(t *testing.T, ch <-chan sseEvent, what string) sseEvent {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-ch:
+			if !ok {
+				t.Fatalf("%s: the stream ended", what)
+			}
+			if strings.Contains(ev.data, "notifications/resources/updated") {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("%s: no resources/updated in 10 s", what)
+		}
+	}
+}
+
+// TestHTTPResume: a 2025-11-25 session's GET stream carries
+// resources/updated with event ids; a notification sent while the stream
+// was down is replayed when the client comes back with Last-Event-ID.
+func TestHTTPResume(t *testing.T) {
+	ts := tmuxtest.New(t)
+	ts.MustRun("respawn-pane", "-k", "-t", "%0", "sh")
+	d := startDaemon(t, ts)
+	sid := rawSession(t, d, aliceToken)
+	hdr := map[string]string{"Authorization": "Bearer " + aliceToken, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": legacyVersion}
+	resp, body := rawPost(t, d, `{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"tmux://panes/%250/content"}}`, hdr)
+	if resp.StatusCode != 200 || !strings.Contains(body, `"result"`) {
+		t.Fatalf("subscribe: %d %s", resp.StatusCode, body)
+	}
+	ctx1, stop1 := context.WithCancel(context.Background())
+	first := openStream(t, ctx1, d, sid, "")
+	time.Sleep(200 * time.Millisecond)
+	ts.MustRun("send-keys", "-t", "%0", "echo one", "Enter")
+	ev := nextUpdate(t, first, "live stream")
+	if ev.id == "" {
+		t.Fatalf("the event has no id: %+v", ev)
+	}
+	stop1() // the connection drops
+	time.Sleep(300 * time.Millisecond)
+	ts.MustRun("send-keys", "-t", "%0", "echo two", "Enter") // notified while nobody listens
+	time.Sleep(500 * time.Millisecond)
+	ctx2, stop2 := context.WithCancel(context.Background())
+	defer stop2()
+	resumed := openStream(t, ctx2, d, sid, ev.id)
+	if got := nextUpdate(t, resumed, "replay after Last-Event-ID"); got.id == ev.id {
+		t.Errorf("replayed the event already seen: %s", got.id)
+	}
+}
+
+// selfSigned writes a certificate for 127.0.0.1 and its key, and returns
+// their paths and a pool trusting the certificate.
+func selfSigned(t *testing.T) (certFile, keyFile string, pool *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "tmux-mcp test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	certFile, keyFile = filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	_ = os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600)
+	_ = os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), 0o600)
+	cert, _ := x509.ParseCertificate(der)
+	pool = x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
+}
+
+// TestHTTPTLS: with --tls-cert/--tls-key the daemon serves HTTPS, and an
+// SDK client trusting the certificate works; plain HTTP gets nothing.
+func TestHTTPTLS(t *testing.T) {
+	ts := tmuxtest.New(t)
+	cert, key, pool := selfSigned(t)
+	d := startDaemon(t, ts, "--tls-cert", cert, "--tls-key", key)
+	if !strings.HasPrefix(d.url, "https://127.0.0.1:") {
+		t.Fatalf("url %s", d.url)
+	}
+	tr := &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "tls", Version: "0"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: d.url, HTTPClient: &http.Client{Transport: bearer{aliceToken, tr}}, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: legacyVersion})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	callOK(t, cs, "get_pane_info", map[string]any{"pane_id": "%0"})
+	resp, err := http.Get("http://" + strings.TrimPrefix(d.base, "https://") + "/healthz")
+	if err == nil && resp.StatusCode == http.StatusOK {
+		t.Errorf("plain HTTP answered on the TLS port")
+	}
+	if err == nil {
+		resp.Body.Close()
+	}
+}
+
+// TestHTTPInsecureRemote: a non-loopback bind without TLS starts only with
+// --insecure-remote, and then warns; authentication stays on.
+func TestHTTPInsecureRemote(t *testing.T) {
+	ts := tmuxtest.New(t)
+	d := startDaemon(t, ts, "--http", "0.0.0.0:0", "--insecure-remote")
+	if !strings.Contains(d.logs(), `"level":"WARN","msg":"serving HTTP without TLS on a non-loopback address`) {
+		t.Errorf("no warning:\n%s", d.logs())
+	}
+	port := d.url[strings.LastIndex(d.url, ":")+1:]
+	resp, body := rawPost(t, &daemon{url: "http://127.0.0.1:" + port}, initBody, nil)
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("without a token: %d %s", resp.StatusCode, body)
 	}
 }

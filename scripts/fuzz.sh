@@ -13,6 +13,7 @@ targets=(
   "./internal/tmux FuzzControlQuoteRoundTrip"
   "./internal/termtext FuzzDecoder"
   "./internal/termtext FuzzDecoderVsTmux"
+  "./internal/oauth FuzzVerify"
 )
 for t in "${targets[@]}"; do
   set -- $t

@@ -166,8 +166,9 @@ comes from TMUX_MCP_HTTP_TOKEN, --tokens-file, or a file generated at first
 start, whose path is logged and shown by doctor):
   tmux-mcp serve --http 127.0.0.1:8765
 
-Flags come before the subcommand. Each overrides its environment variable; the
-reference server's LIBTMUX_* name is read when ours is unset.
+Flags come before the subcommand (serve also takes them after it). Each overrides
+its environment variable; the reference server's LIBTMUX_* name is read when
+ours is unset.
 
 `
 

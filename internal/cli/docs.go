@@ -11,8 +11,9 @@ import (
 	"github.com/tmux-mcp/tmux-mcp/internal/server"
 )
 
-// docs regenerates docs/tools.md and the README's tool table in the
-// repository at root, or with check only reports whether they are current.
+// docs regenerates docs/tools.md, the README's tool table and the
+// generated tool schemas (internal/server/schemas_gen.go) in the repository
+// at root, or with check only reports whether they are current.
 func docs(root string, check bool, stdout io.Writer, logger *slog.Logger) int {
 	md, err := server.ToolsMarkdown()
 	if err != nil {
@@ -38,9 +39,16 @@ func docs(root string, check bool, stdout io.Writer, logger *slog.Logger) int {
 		return 1
 	}
 	newReadme := string(readme[:i+len(begin)]) + table + string(readme[j:])
+	schemas, err := server.GeneratedSchemasSource()
+	if err != nil {
+		logger.Error(err.Error())
+		return 1
+	}
+	schemasPath := filepath.Join(root, filepath.FromSlash(server.SchemasGenPath))
+	oldSchemas, _ := os.ReadFile(schemasPath)
 	old, _ := os.ReadFile(toolsPath)
 	if check {
-		if string(old) != md || newReadme != string(readme) {
+		if string(old) != md || newReadme != string(readme) || string(oldSchemas) != string(schemas) {
 			logger.Error("docs are stale: run `go run ./cmd/tmux-mcp docs` and commit the result")
 			return 1
 		}
@@ -59,6 +67,10 @@ func docs(root string, check bool, stdout io.Writer, logger *slog.Logger) int {
 		logger.Error(err.Error())
 		return 1
 	}
-	fmt.Fprintf(stdout, "wrote %s and the tool table in %s\n", toolsPath, readmePath)
+	if err := os.WriteFile(schemasPath, schemas, 0o644); err != nil {
+		logger.Error(err.Error())
+		return 1
+	}
+	fmt.Fprintf(stdout, "wrote %s, %s and the tool table in %s\n", toolsPath, schemasPath, readmePath)
 	return 0
 }

@@ -216,7 +216,7 @@ var Settings = []Setting{
 	{Flag: "oauth-issuer", Env: "TMUX_MCP_OAUTH_ISSUER", Default: "none", Usage: "accept JWTs from this OAuth issuer and publish RFC 9728 metadata", HTTP: true},
 	{Flag: "oauth-jwks", Env: "TMUX_MCP_OAUTH_JWKS", Default: "none", Usage: "JWKS file or URL verifying the issuer's JWTs", HTTP: true},
 	{Flag: "oauth-audience", Env: "TMUX_MCP_OAUTH_AUDIENCE", Default: "this server's /mcp URL", Usage: "the aud a JWT must carry", HTTP: true},
-	{Flag: "oauth-scope-tiers", Env: "TMUX_MCP_OAUTH_SCOPE_TIERS", Default: "none", Usage: "comma-separated scope=tier pairs mapping JWT scopes to safety tiers", HTTP: true},
+	{Flag: "oauth-scope-tiers", Env: "TMUX_MCP_OAUTH_SCOPE_TIERS", Default: "tmux:read=readonly,tmux:write=mutating,tmux:admin=destructive", Usage: "comma-separated scope=tier pairs mapping JWT scopes to safety tiers", HTTP: true},
 }
 
 // Warning is a problem with a setting that was handled by falling back.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/oauth"
 )
 
 // Credentials are what the daemon accepts as bearer tokens, and the OAuth
@@ -78,18 +79,50 @@ func LoadCredentials(ctx context.Context, cfg config.Config, resourceURL string,
 	return cr, nil
 }
 
-// ErrOAuthUnavailable is returned when OAuth is configured but this build
-// has no JWT verifier wired in.
-var ErrOAuthUnavailable = errors.New("OAuth (--oauth-issuer, --oauth-jwks) is not available in this build; use bearer tokens")
+// ErrInsufficientScope is wrapped by a TokenChecker's error for a genuine
+// token that grants no tier: the client gets 403 with
+// error="insufficient_scope" (RFC 6750) rather than 401.
+var ErrInsufficientScope = errors.New("the token's scopes grant no safety tier")
 
-// oauthChecker builds the JWT checker and the RFC 9728 metadata handler.
-// The verifier lives in package internal/oauth; wiring it is:
-//
-//	v, err := oauth.New(ctx, oauth.Config{Issuer: h.OAuthIssuer, Audience: aud, JWKS: h.OAuthJWKS, ScopeTiers: h.OAuthScopeTiers})
-//	return jwtChecker{v, cfg.Safety}, v.MetadataHandler(), metadataURL, err
-//
-// where jwtChecker.Check maps the verified claims to an Identity (Name
-// "oauth:"+subject, Tier the claims' tier, Expiry the claims' expiry).
-func oauthChecker(_ context.Context, _ config.Config, _ string) (TokenChecker, http.Handler, string, error) {
-	return nil, nil, "", fmt.Errorf("%w: %w", config.ErrInvalid, ErrOAuthUnavailable)
+// oauthChecker builds the JWT checker (package oauth) and the RFC 9728
+// metadata handler. The audience defaults to this server's /mcp URL.
+func oauthChecker(ctx context.Context, cfg config.Config, resourceURL string) (TokenChecker, http.Handler, string, error) {
+	h := cfg.HTTP
+	if h.OAuthIssuer == "" || h.OAuthJWKS == "" {
+		return nil, nil, "", fmt.Errorf("%w: OAuth needs both --oauth-issuer and --oauth-jwks", config.ErrInvalid)
+	}
+	aud := h.OAuthAudience
+	if aud == "" {
+		aud = resourceURL
+	}
+	v, err := oauth.New(ctx, oauth.Config{Issuer: h.OAuthIssuer, Audience: aud, JWKS: h.OAuthJWKS, ScopeTiers: h.OAuthScopeTiers})
+	if err != nil {
+		return nil, nil, "", fmt.Errorf("%w: %w", config.ErrInvalid, err)
+	}
+	return jwtChecker{v: v, max: cfg.Safety}, v.MetadataHandler(), v.ResourceMetadataURL(), nil
+}
+
+// jwtChecker accepts JWTs from the configured issuer. The identity is
+// "oauth:" plus the token's subject (so it never collides with a static
+// token's name); the tier is the one its scopes grant, at most the
+// server's.
+type jwtChecker struct {
+	v   *oauth.Verifier
+	max config.Tier
+}
+
+func (j jwtChecker) Check(ctx context.Context, token string) (Identity, error) {
+	if !oauth.IsJWT(token) {
+		return Identity{}, ErrUnknownToken
+	}
+	c, err := j.v.Verify(ctx, token)
+	switch {
+	case errors.Is(err, oauth.ErrInsufficientScope):
+		return Identity{}, fmt.Errorf("%w: %w: %w", ErrUnknownToken, ErrInsufficientScope, err)
+	case err != nil:
+		return Identity{}, fmt.Errorf("%w: %w", ErrUnknownToken, err)
+	case c.Subject == "":
+		return Identity{}, fmt.Errorf("%w: the token has no subject", ErrUnknownToken)
+	}
+	return Identity{Name: "oauth:" + c.Subject, Tier: min(c.Tier, j.max), Expiry: c.Expiry}, nil
 }

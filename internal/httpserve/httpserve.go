@@ -33,6 +33,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/oauth"
 	"github.com/tmux-mcp/tmux-mcp/internal/server"
 )
 
@@ -163,8 +164,10 @@ func (d *Daemon) Handler() http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /healthz", d.healthz)
 	if d.opts.OAuthMetadata != nil {
-		mux.Handle("/.well-known/oauth-protected-resource", d.opts.OAuthMetadata)
-		mux.Handle("/.well-known/oauth-protected-resource"+Endpoint, d.opts.OAuthMetadata)
+		// RFC 9728 §3.1: the well-known suffix followed by the resource's
+		// path; clients that find nothing there try the bare suffix.
+		mux.Handle(oauth.WellKnownPath, d.opts.OAuthMetadata)
+		mux.Handle(oauth.WellKnownPath+Endpoint, d.opts.OAuthMetadata)
 	}
 	// The SDK's RequireBearerToken puts the identity where its handler reads
 	// it (auth.TokenInfoFromContext): it binds each stateful session to the
@@ -306,4 +309,12 @@ type levelFilter struct {
 
 func (f levelFilter) Enabled(ctx context.Context, l slog.Level) bool {
 	return l >= f.min && f.Handler.Enabled(ctx, l)
+}
+
+func (f levelFilter) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return levelFilter{f.Handler.WithAttrs(attrs), f.min}
+}
+
+func (f levelFilter) WithGroup(name string) slog.Handler {
+	return levelFilter{f.Handler.WithGroup(name), f.min}
 }

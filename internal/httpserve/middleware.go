@@ -236,10 +236,17 @@ func (d *Daemon) authenticate(next http.Handler) http.Handler {
 		}
 		var id Identity
 		var err error
+		scope := false
 		for _, c := range d.opts.Checkers {
 			if id, err = c.Check(r.Context(), token); err == nil {
 				break
 			}
+			scope = scope || errors.Is(err, ErrInsufficientScope)
+		}
+		if err != nil && scope {
+			d.challenge(w, http.StatusForbidden, codeForbidden, `error="insufficient_scope"`,
+				"Forbidden: the token is valid but none of its scopes grants a safety tier on this server")
+			return
 		}
 		if err != nil || id.Name == "" {
 			d.unauthorized(w, `error="invalid_token"`, "Unauthorized: the bearer token is not valid for this server")
@@ -259,6 +266,11 @@ func bearer(r *http.Request) (string, bool) {
 }
 
 func (d *Daemon) unauthorized(w http.ResponseWriter, param, msg string) {
+	d.challenge(w, http.StatusUnauthorized, codeUnauthorized, param, msg)
+}
+
+// challenge answers status with a WWW-Authenticate: Bearer challenge.
+func (d *Daemon) challenge(w http.ResponseWriter, status, code int, param, msg string) {
 	params := []string{`realm="tmux-mcp"`}
 	if param != "" {
 		params = append(params, param)
@@ -267,7 +279,7 @@ func (d *Daemon) unauthorized(w http.ResponseWriter, param, msg string) {
 		params = append(params, "resource_metadata="+strconv.Quote(d.opts.ResourceMetadataURL))
 	}
 	w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
-	writeError(w, http.StatusUnauthorized, codeUnauthorized, msg)
+	writeError(w, status, code, msg)
 }
 
 // tokenInfo is an Identity as the SDK carries it to each request.

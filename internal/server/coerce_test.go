@@ -109,7 +109,7 @@ func TestCoercionMatchesReference(t *testing.T) {
 // unparseable input byte for byte alone.
 func TestCoerceArguments(t *testing.T) {
 	e := newEnv(t)
-	tool := func(name string) map[string]any { return e.srv.tool(name).input }
+	tool := func(name string) map[string]any { return e.srv.tool(name).inSchema() }
 	for _, c := range []struct {
 		tool, in, want string
 	}{

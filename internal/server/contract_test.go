@@ -69,11 +69,11 @@ type seedCheck struct {
 }
 
 func toolInput(name string) func(*Server) map[string]any {
-	return func(s *Server) map[string]any { return s.tool(name).input }
+	return func(s *Server) map[string]any { return s.tool(name).inSchema() }
 }
 
 func toolOutput(name string) func(*Server) map[string]any {
-	return func(s *Server) map[string]any { return s.tool(name).output }
+	return func(s *Server) map[string]any { return s.tool(name).outSchema() }
 }
 
 // TestSeedSchemas: every property of the reference keeps its name, JSON
@@ -241,7 +241,7 @@ func TestEveryToolTakesSocket(t *testing.T) {
 	exempt := map[string]bool{"list_servers": true, "call_readonly_tools_batch": true, "call_mutating_tools_batch": true, "call_destructive_tools_batch": true,
 		"list_prompts": true, "get_prompt": true}
 	for _, tool := range allToolsServer(t).All() {
-		props := tool.input["properties"].(map[string]any)
+		props := tool.inSchema()["properties"].(map[string]any)
 		_, hasName := props["socket_name"]
 		_, hasPath := props["socket_path"]
 		if exempt[tool.Name] {
@@ -253,7 +253,7 @@ func TestEveryToolTakesSocket(t *testing.T) {
 		if !hasName || !hasPath {
 			t.Errorf("%s: socket_name=%v socket_path=%v, want both", tool.Name, hasName, hasPath)
 		}
-		if tool.input["additionalProperties"] != false {
+		if tool.inSchema()["additionalProperties"] != false {
 			t.Errorf("%s: input schema must forbid unknown arguments", tool.Name)
 		}
 	}

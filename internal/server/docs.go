@@ -64,9 +64,9 @@ func ToolsMarkdown() (string, error) {
 			fmt.Fprintf(&b, "### `%s`\n\n", t.Name)
 			fmt.Fprintf(&b, "%s. Tier **%s**%s.\n\n", t.Title, t.Tier, hintsText(t))
 			b.WriteString(t.Description + "\n\n")
-			b.WriteString(argsTable(t.input))
-			if t.output != nil {
-				fmt.Fprintf(&b, "Returns structured content: %s.\n\n", outputSummary(t.output))
+			b.WriteString(argsTable(t.inSchema()))
+			if out := t.outSchema(); out != nil {
+				fmt.Fprintf(&b, "Returns structured content: %s.\n\n", outputSummary(out))
 			} else {
 				b.WriteString("Returns text.\n\n")
 			}
@@ -321,7 +321,7 @@ func (s *Server) ToolListBreakdown() (ToolListParts, error) {
 		p.Descriptions += size(mt.Description)
 		in := size(mt.InputSchema)
 		p.InputSchemas += in
-		p.ParamDescs += in - size(withoutKeywords(t.input, "description"))
+		p.ParamDescs += in - size(withoutKeywords(t.inSchema(), "description"))
 		if mt.OutputSchema != nil {
 			p.OutputSchema += size(mt.OutputSchema)
 		}

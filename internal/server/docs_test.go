@@ -59,7 +59,7 @@ func TestEveryArgumentDocumented(t *testing.T) {
 	sharedBytes := 0
 	var particular []string
 	for _, tool := range s.all {
-		props, _ := tool.input["properties"].(map[string]any)
+		props, _ := tool.inSchema()["properties"].(map[string]any)
 		for name, p := range props {
 			desc, _ := p.(map[string]any)["description"].(string)
 			_, shared := sharedArgDocs[name]
@@ -124,7 +124,7 @@ func TestToolListBreakdown(t *testing.T) {
 		}
 	}
 	for _, tool := range s.Visible() {
-		count(tool.input["properties"])
+		count(tool.inSchema()["properties"])
 	}
 	if p.ParamDescs != descs {
 		t.Errorf("argument descriptions: breakdown %d, counted %d", p.ParamDescs, descs)

@@ -165,10 +165,10 @@ func validateOutput(t testing.TB, srv *Server, name string, structured any) {
 			tool = x
 		}
 	}
-	if tool == nil || tool.output == nil {
+	if tool == nil || tool.outSchema() == nil {
 		t.Fatalf("%s returned structured content but has no output schema", name)
 	}
-	raw, _ := json.Marshal(tool.output)
+	raw, _ := json.Marshal(tool.outSchema())
 	var sch jsonschema.Schema
 	if err := json.Unmarshal(raw, &sch); err != nil {
 		t.Fatalf("%s: output schema does not parse: %v", name, err)

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -220,7 +219,7 @@ func sums(pieces []string, cost func(string) int) []int {
 }
 
 // captureHeaderRE is capture_pane's documented announcement of a cut.
-var captureHeaderRE = regexp.MustCompile(`^\[\.\.\. truncated ([0-9]+) lines \.\.\.\]\n`)
+var captureHeaderRE = lazyRegexp(`^\[\.\.\. truncated ([0-9]+) lines \.\.\.\]\n`)
 
 // cutCaptureText drops lines from the head of capture_pane's text and
 // counts them in its first line, adding to the count max_lines put there.
@@ -235,7 +234,7 @@ func cutCaptureText(res *mcp.CallToolResult, full int) *mcp.CallToolResult {
 		return nil
 	}
 	body, before := tc.Text, 0
-	if m := captureHeaderRE.FindStringSubmatch(body); m != nil {
+	if m := captureHeaderRE().FindStringSubmatch(body); m != nil {
 		if n, err := strconv.Atoi(m[1]); err == nil {
 			body, before = body[len(m[0]):], n
 		}

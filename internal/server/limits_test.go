@@ -40,7 +40,7 @@ func checkTextCopy(t testing.TB, s *Server, tool string, res *mcp.CallToolResult
 	if err := json.Unmarshal(raw, &sc); err != nil {
 		t.Fatalf("%s: structured content: %v", tool, err)
 	}
-	if s.tool(tool).output["x-fastmcp-wrap-result"] != true {
+	if s.tool(tool).outSchema()["x-fastmcp-wrap-result"] != true {
 		var fromText any
 		if err := json.Unmarshal([]byte(text(res)), &fromText); err != nil || !reflect.DeepEqual(fromText, sc) {
 			t.Fatalf("%s: text copy is not the structured JSON: %v", tool, err)

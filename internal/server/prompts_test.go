@@ -36,7 +36,7 @@ func TestPromptsNameRealToolsAndArguments(t *testing.T) {
 				t.Errorf("%s: %s arguments are not JSON: %s", p.Name, m[1], m[2])
 				continue
 			}
-			if _, err := checkArguments(tool.Title, tool.input, json.RawMessage(m[2])); err != nil {
+			if _, err := checkArguments(tool.Title, tool.inSchema(), json.RawMessage(m[2])); err != nil {
 				t.Errorf("%s: %s%s: %v", p.Name, m[1], m[2], err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -68,9 +69,47 @@ type Tool struct {
 	SelfBounded bool // bounded by the wait ceiling: never retried, never batched
 	AlwaysLoad  bool // discovery anchor clients keep loaded
 
-	input  map[string]any
-	output map[string]any // nil for tools that answer in text
-	call   func(ctx context.Context, c *Call, args map[string]any) (*mcp.CallToolResult, error)
+	schemas *lazySchemas
+	call    func(ctx context.Context, c *Call, args map[string]any) (*mcp.CallToolResult, error)
+}
+
+// lazySchemas holds a tool's argument and result schemas, built by
+// reflection on first use. Start-up does not need them: tools/list is
+// served from the schemas generated at build time (schemas_gen.go), so
+// only a tool that is called, validated or documented pays for its own.
+type lazySchemas struct {
+	once     sync.Once
+	build    func() (in, out map[string]any)
+	in, out  map[string]any
+	defaults map[string]any // argument defaults this server sets (overrideDefault)
+}
+
+func (l *lazySchemas) load() {
+	l.once.Do(func() {
+		l.in, l.out = l.build()
+		props, _ := l.in["properties"].(map[string]any)
+		for name, v := range l.defaults {
+			props[name].(map[string]any)["default"] = v
+		}
+	})
+}
+
+// inSchema is the tool's argument schema: the object every call's
+// arguments are validated against.
+func (t *Tool) inSchema() map[string]any { t.schemas.load(); return t.schemas.in }
+
+// outSchema is the tool's result schema.
+func (t *Tool) outSchema() map[string]any { t.schemas.load(); return t.schemas.out }
+
+// overrideDefault sets the advertised default of one argument for this
+// server, before the schemas are first used. The tool is then listed from
+// its reflected schema, not the generated one, which carries the struct
+// tag's default.
+func (t *Tool) overrideDefault(arg string, v any) {
+	if t.schemas.defaults == nil {
+		t.schemas.defaults = map[string]any{}
+	}
+	t.schemas.defaults[arg] = v
 }
 
 // Toolsets, each tool belongs to exactly one.
@@ -94,17 +133,26 @@ func (t *Tool) check() error {
 	return nil
 }
 
-// mcpTool is the tool as listed on the wire.
+// mcpTool is the tool as listed on the wire. Its schemas are the ones
+// generated at build time when they exist and apply (TestGeneratedSchemas
+// keeps them equal to the reflected ones), else the reflected ones.
 func (t *Tool) mcpTool() *mcp.Tool {
 	mt := &mcp.Tool{
 		Name:        t.Name,
 		Title:       t.Title,
 		Description: t.Description,
-		InputSchema: t.input,
 		Annotations: t.Preset.annotations(),
 	}
-	if t.output != nil {
-		mt.OutputSchema = t.output
+	if in, out, ok := generatedSchemas(t.Name); ok && len(t.schemas.defaults) == 0 {
+		mt.InputSchema = json.RawMessage(in)
+		if out != "" {
+			mt.OutputSchema = json.RawMessage(out)
+		}
+	} else {
+		mt.InputSchema = t.inSchema()
+		if out := t.outSchema(); out != nil {
+			mt.OutputSchema = out
+		}
 	}
 	if t.AlwaysLoad {
 		mt.Meta = mcp.Meta{"anthropic/alwaysLoad": true}
@@ -120,32 +168,18 @@ type Text string
 // (see schema.go); Out is a struct (structured result), a slice or Text
 // (both wrapped as {"result": ...}, as the reference does; see buildResult).
 func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Out, error)) *Tool {
-	in, err := objectSchema(reflect.TypeFor[In](), true)
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: input schema: %v", t.Name, err))
+	var wrap bool
+	switch reflect.TypeFor[Out]().Kind() {
+	case reflect.Slice, reflect.String:
+		wrap = true
 	}
-	t.input = in
-	outType := reflect.TypeFor[Out]()
-	wrap := false
-	switch outType.Kind() {
-	case reflect.Struct:
-		t.output, err = objectSchema(outType, false)
-	case reflect.Slice:
-		var items map[string]any
-		items, _, err = typeSchema(outType.Elem())
-		t.output, wrap = wrappedSchema(map[string]any{"type": "array", "items": items}), true
-	case reflect.String:
-		t.output, wrap = wrappedSchema(map[string]any{"type": "string"}), true
-	default:
-		err = fmt.Errorf("unsupported result type %s", outType)
-	}
-	if err != nil {
-		panic(fmt.Sprintf("tool %s: output schema: %v", t.Name, err))
-	}
-	// Result fields are documented in docs/tools.md and the tool description;
-	// their schema carries types only (no descriptions, no defaults, which
-	// mean nothing for a result), which keeps tools/list small.
-	t.output = withoutKeywords(t.output, "description", "default")
+	t.schemas = &lazySchemas{build: func() (in, out map[string]any) {
+		in, out, err := toolSchemas[In, Out]()
+		if err != nil {
+			panic(fmt.Sprintf("tool %s: %v", t.Name, err))
+		}
+		return in, out
+	}}
 	t.call = func(ctx context.Context, c *Call, args map[string]any) (*mcp.CallToolResult, error) {
 		var arg In
 		buf, _ := json.Marshal(args)
@@ -159,6 +193,36 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 		return buildResult(out, wrap)
 	}
 	return &t
+}
+
+// toolSchemas reflects the argument schema of In and the result schema of
+// Out. A result that is not a struct (a list, a string) is wrapped as
+// {"result": ...}; see buildResult.
+func toolSchemas[In, Out any]() (in, out map[string]any, err error) {
+	in, err = objectSchema(reflect.TypeFor[In](), true)
+	if err != nil {
+		return nil, nil, fmt.Errorf("input schema: %w", err)
+	}
+	outType := reflect.TypeFor[Out]()
+	switch outType.Kind() {
+	case reflect.Struct:
+		out, err = objectSchema(outType, false)
+	case reflect.Slice:
+		var items map[string]any
+		items, _, err = typeSchema(outType.Elem())
+		out = wrappedSchema(map[string]any{"type": "array", "items": items})
+	case reflect.String:
+		out = wrappedSchema(map[string]any{"type": "string"})
+	default:
+		err = fmt.Errorf("unsupported result type %s", outType)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("output schema: %w", err)
+	}
+	// Result fields are documented in docs/tools.md and the tool description;
+	// their schema carries types only (no descriptions, no defaults, which
+	// mean nothing for a result), which keeps tools/list small.
+	return in, withoutKeywords(out, "description", "default"), nil
 }
 
 // wrappedSchema is the output schema of a result that is not an object:
@@ -237,7 +301,7 @@ func (s *Server) invoke(ctx context.Context, t *Tool, req *mcp.CallToolRequest, 
 	start := time.Now()
 	id := s.nextRequestID()
 	defer func() { s.auditCall(ctx, t.Name, req, raw, id, parent, start, res) }()
-	args, err := checkArguments(t.Title, t.input, raw)
+	args, err := checkArguments(t.Title, t.inSchema(), raw)
 	if err != nil {
 		te := toToolError(err)
 		if te.Suggestion != "" && req != nil {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
-	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -37,13 +36,13 @@ var resourceTemplates = []*mcp.ResourceTemplate{
 		Description: "The visible screen of a pane. Subscribe to be told when it changes."},
 }
 
-var rawPaneSegment = regexp.MustCompile(`^tmux://panes/(%[0-9A-Fa-f]+)([/?].*)?$`)
+var rawPaneSegment = lazyRegexp(`^tmux://panes/(%[0-9A-Fa-f]+)([/?].*)?$`)
 
 // fixPaneURI accepts a raw pane id in a URI (tmux://panes/%12), which the
 // SDK's template matcher refuses, by percent-encoding it, unless the segment
 // already is a percent-encoded pane id (%2512 decodes to %12).
 func fixPaneURI(uri string) string {
-	m := rawPaneSegment.FindStringSubmatch(uri)
+	m := rawPaneSegment().FindStringSubmatch(uri)
 	if m == nil {
 		return uri
 	}
@@ -103,7 +102,7 @@ func resourceNotFound(msg string) error {
 func (s *Server) internalCall(ctx context.Context, name string, args map[string]any) (json.RawMessage, string, error) {
 	t := s.tool(name)
 	raw, _ := json.Marshal(args)
-	a, err := checkArguments(t.Title, t.input, raw)
+	a, err := checkArguments(t.Title, t.inSchema(), raw)
 	if err != nil {
 		return nil, "", err
 	}

@@ -203,8 +203,8 @@ func TestSocketTargetsAreNeverClobbered(t *testing.T) {
 // fillerArgs returns valid-looking values for a tool's required arguments,
 // so that a call gets past the schema and reaches the checks under test.
 func fillerArgs(t *Tool) map[string]any {
-	props, _ := t.input["properties"].(map[string]any)
-	req, _ := t.input["required"].([]any)
+	props, _ := t.inSchema()["properties"].(map[string]any)
+	req, _ := t.inSchema()["required"].([]any)
 	args := map[string]any{}
 	for _, r := range req {
 		name := r.(string)
@@ -249,7 +249,7 @@ func fillerValue(name string, s map[string]any) any {
 
 // stringArgs lists a tool's arguments that take a string (or strings).
 func stringArgs(t *Tool) []string {
-	props, _ := t.input["properties"].(map[string]any)
+	props, _ := t.inSchema()["properties"].(map[string]any)
 	var out []string
 	for name, p := range props {
 		ps := p.(map[string]any)
@@ -279,11 +279,11 @@ func TestNULIsAValidationErrorNamingTheField(t *testing.T) {
 			}
 			args := fillerArgs(tool)
 			args[field] = "a\x00b"
-			if ps := tool.input["properties"].(map[string]any)[field].(map[string]any); alternative(ps, "string") == nil {
+			if ps := tool.inSchema()["properties"].(map[string]any)[field].(map[string]any); alternative(ps, "string") == nil {
 				args[field] = []any{"a\x00b"}
 				field += "[0]"
 			}
-			if _, ok := tool.input["properties"].(map[string]any)["timeout"]; ok {
+			if _, ok := tool.inSchema()["properties"].(map[string]any)["timeout"]; ok {
 				args["timeout"] = 1
 			}
 			tried++
@@ -353,7 +353,7 @@ func TestReadToolsCreateNoFiles(t *testing.T) {
 		if tool.Tier != config.Readonly || tool.Toolset == "batch" {
 			continue
 		}
-		props := tool.input["properties"].(map[string]any)
+		props := tool.inSchema()["properties"].(map[string]any)
 		if _, ok := props["socket_name"]; !ok {
 			continue
 		}

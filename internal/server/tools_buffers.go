@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -41,8 +40,8 @@ import (
 // than evicting one, since a client may still mean to paste it.
 
 var (
-	bufferNameRE  = regexp.MustCompile(`^tmux_mcp_([0-9a-f]{1,8})_([0-9a-f]{1,16})_[0-9a-f]{8}_[0-9a-f]{16}_[A-Za-z0-9_.-]{1,64}$`)
-	logicalNameRE = regexp.MustCompile(`^[A-Za-z0-9_.-]{1,64}$`)
+	bufferNameRE  = lazyRegexp(`^tmux_mcp_([0-9a-f]{1,8})_([0-9a-f]{1,16})_[0-9a-f]{8}_[0-9a-f]{16}_[A-Za-z0-9_.-]{1,64}$`)
+	logicalNameRE = lazyRegexp(`^[A-Za-z0-9_.-]{1,64}$`)
 )
 
 // maxArgContent is the largest content passed to tmux as an argument
@@ -149,7 +148,7 @@ func (st *bufferState) newBufferName(logical string) string {
 
 // ownName checks that a caller-supplied name is one of ours.
 func (st *bufferState) ownName(name string) error {
-	if !bufferNameRE.MatchString(name) || !strings.HasPrefix(name, st.prefix) {
+	if !bufferNameRE().MatchString(name) || !strings.HasPrefix(name, st.prefix) {
 		return &ToolError{
 			Msg:  "Invalid buffer name: only buffer names returned by load_buffer in this server process can be used (other buffers, such as the user's or the clipboard's, are never read, pasted or deleted)",
 			Type: typeExpected, Expected: true, Suggestion: hint["buffer"],
@@ -341,7 +340,7 @@ func (st *bufferState) run(ctx context.Context, c *Call, sock tmux.Socket, cmds 
 // (the user's, the clipboard's, live servers') are in neither.
 func (st *bufferState) sortBuffers(list []byte) (mine, dead []string) {
 	for _, name := range splitRows(list) {
-		m := bufferNameRE.FindStringSubmatch(name)
+		m := bufferNameRE().FindStringSubmatch(name)
 		switch {
 		case m == nil:
 		case strings.HasPrefix(name, st.prefix):
@@ -540,7 +539,7 @@ func loadBuffer(ctx context.Context, c *Call, a loadBufferArgs) (BufferRef, erro
 	if logical == "" {
 		logical = "buf"
 	}
-	if !logicalNameRE.MatchString(logical) {
+	if !logicalNameRE().MatchString(logical) {
 		return BufferRef{}, expectedf("Invalid logical buffer name: it must match [A-Za-z0-9_.-]{1,64}")
 	}
 	if a.Content == "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -15,7 +14,7 @@ import (
 
 func init() { toolGroups = append(toolGroups, channelTools) }
 
-var channelName = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,128}$`)
+var channelName = lazyRegexp(`^[A-Za-z0-9_.:-]{1,128}$`)
 
 type waitForChannelArgs struct {
 	Channel string  `json:"channel" desc:"Channel name, [A-Za-z0-9_.:-]{1,128}."`
@@ -36,7 +35,7 @@ func channelTools() []*Tool {
 				"the reliable way to wait for work you can make signal. tmux latches a signal sent before anyone waits: it satisfies exactly one later wait, " +
 				"so a reused channel name can return at once. Bounded by the wait ceiling; cancellable.",
 		}, func(ctx context.Context, c *Call, a waitForChannelArgs) (Text, error) {
-			if !channelName.MatchString(a.Channel) {
+			if !channelName().MatchString(a.Channel) {
 				return "", expectedf("channel must match [A-Za-z0-9_.:-]{1,128}")
 			}
 			eff, err := c.effectiveTimeout(a.Timeout)
@@ -79,7 +78,7 @@ func channelTools() []*Tool {
 			Name: "signal_channel", Title: "Signal tmux Channel", Toolset: "wait", Tier: config.Mutating, Preset: MUT,
 			Description: "Signal a tmux wait-for channel, waking its waiters. With no waiter tmux latches the signal for the next wait on that name (it is not a no-op).",
 		}, func(ctx context.Context, c *Call, a signalChannelArgs) (Text, error) {
-			if !channelName.MatchString(a.Channel) {
+			if !channelName().MatchString(a.Channel) {
 				return "", expectedf("channel must match [A-Za-z0-9_.:-]{1,128}")
 			}
 			ctx, cancel := context.WithTimeout(ctx, 5*time.Second)

@@ -188,7 +188,7 @@ func positive(name string, n *int) error {
 // right after "{" or a ";" separator and followed by ":" or ";". Matching
 // any "{" or ";" (not only real modifier positions) errs on the side of
 // refusing.
-var reexpand = regexp.MustCompile(`[{;][ET][:;]`)
+var reexpand = lazyRegexp(`[{;][ET][:;]`)
 
 // checkFormat refuses the format syntax that can run or re-evaluate text:
 // jobs #(...) run a shell command, and E/T re-expand a value, which can come
@@ -198,7 +198,7 @@ func checkFormat(f string) error {
 	if strings.Contains(f, "#(") {
 		return expectedf("format_string must not contain '#(': tmux format jobs run shell commands.")
 	}
-	if reexpand.MatchString(f) {
+	if reexpand().MatchString(f) {
 		return expectedf("format_string must not use the E or T modifiers (e.g. '#{E:...}'): they expand a value a second time, and values such as pane titles come from programs in the pane.")
 	}
 	return nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
@@ -42,7 +41,7 @@ type killPaneArgs struct {
 	SocketArgs
 }
 
-var pwSizeRe = regexp.MustCompile(`^[1-9][0-9]{0,4}%?$`)
+var pwSizeRe = lazyRegexp(`^[1-9][0-9]{0,4}%?$`)
 
 // pwSize turns split_window's size into tmux's -l value.
 func pwSize(s StrOrInt) (string, error) {
@@ -64,7 +63,7 @@ func pwSize(s StrOrInt) (string, error) {
 			txt = ""
 		}
 	}
-	if !pwSizeRe.MatchString(txt) || (strings.HasSuffix(txt, "%") && atoi(strings.TrimSuffix(txt, "%")) > 100) {
+	if !pwSizeRe().MatchString(txt) || (strings.HasSuffix(txt, "%") && atoi(strings.TrimSuffix(txt, "%")) > 100) {
 		return "", expectedf("size must be a positive number of lines/columns or a percentage from 1%% to 100%% (e.g. '50%%')")
 	}
 	return txt, nil

@@ -223,7 +223,7 @@ var nulAllowed = map[string]map[string]bool{
 // Nested calls of batch tools pass it on their own (invoke), with their own
 // tool's exemptions, so a batch skips its operations' arguments.
 func (s *Server) checkCall(t *Tool, args map[string]any) error {
-	props, _ := t.input["properties"].(map[string]any)
+	props, _ := t.inSchema()["properties"].(map[string]any)
 	names := make([]string, 0, len(args))
 	for k := range args {
 		names = append(names, k)

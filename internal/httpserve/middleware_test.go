@@ -1,0 +1,213 @@
+package httpserve
+
+import (
+	"bytes"
+	"encoding/json"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+)
+
+// testDaemon is a Daemon with only what the middleware needs.
+func testDaemon(t *testing.T, log *slog.Logger) *Daemon {
+	t.Helper()
+	st, err := ParseTokens(strings.NewReader("aaaaaaaaaaaaaaaaaaaa alice\nbbbbbbbbbbbbbbbbbbbb bob readonly\n"), config.Mutating)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	d := &Daemon{
+		opts:     Options{Checkers: []TokenChecker{st}, MaxBodyBytes: 64},
+		log:      log,
+		limits:   newInflightTable(1),
+		sessions: newSessionTable(1, nil),
+		origins:  newOriginPolicy(nil),
+	}
+	d.origins.addLoopback(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8765}, false)
+	return d
+}
+
+func TestMiddleware(t *testing.T) {
+	var logs bytes.Buffer
+	d := testDaemon(t, slog.New(slog.NewJSONHandler(&logs, nil)))
+	var seen Identity
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		seen, _ = identityFrom(r.Context())
+		w.WriteHeader(http.StatusTeapot)
+	})
+	h := d.logRequests(d.checkOrigin(d.readBody(d.authenticate(d.limit(next)))))
+	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	tests := []struct {
+		name     string
+		body     string
+		hdr      map[string]string
+		status   int
+		want     string // in the body
+		wwwAuth  string // prefix of WWW-Authenticate
+		identity string
+	}{
+		{"no token", list, nil, 401, "Authorization: Bearer", `Bearer realm="tmux-mcp"`, ""},
+		{"wrong token", list, map[string]string{"Authorization": "Bearer cccccccccccccccccccc"}, 401, "not valid", `Bearer realm="tmux-mcp", error="invalid_token"`, ""},
+		{"basic auth", list, map[string]string{"Authorization": "Basic eDp5"}, 401, "Bearer", "Bearer", ""},
+		{"valid token", list, map[string]string{"Authorization": "Bearer aaaaaaaaaaaaaaaaaaaa"}, 418, "", "", "alice"},
+		{"lower-case scheme", list, map[string]string{"Authorization": "bearer bbbbbbbbbbbbbbbbbbbb"}, 418, "", "", "bob"},
+		{"foreign origin", list, map[string]string{"Authorization": "Bearer aaaaaaaaaaaaaaaaaaaa", "Origin": "https://evil.example"}, 403, "Origin not allowed", "", ""},
+		{"null origin", list, map[string]string{"Authorization": "Bearer aaaaaaaaaaaaaaaaaaaa", "Origin": "null"}, 403, "Origin not allowed", "", ""},
+		{"same port other host", list, map[string]string{"Authorization": "Bearer aaaaaaaaaaaaaaaaaaaa", "Origin": "http://evil.example:8765"}, 403, "Origin not allowed", "", ""},
+		{"own origin", list, map[string]string{"Authorization": "Bearer aaaaaaaaaaaaaaaaaaaa", "Origin": "http://localhost:8765"}, 418, "", "", "alice"},
+		{"body too large", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"` + strings.Repeat("y", 100) + `"}}`,
+			map[string]string{"Authorization": "Bearer aaaaaaaaaaaaaaaaaaaa"}, 413, "limit is 64 bytes", "", ""},
+		{"malformed", `{"jsonrpc":`, map[string]string{"Authorization": "Bearer aaaaaaaaaaaaaaaaaaaa"}, 400, "not valid JSON", "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			seen = Identity{}
+			req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(tc.body))
+			for k, v := range tc.hdr {
+				req.Header.Set(k, v)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.want) {
+				t.Fatalf("%d %q, want %d with %q", rec.Code, rec.Body.String(), tc.status, tc.want)
+			}
+			if got := rec.Header().Get("WWW-Authenticate"); !strings.HasPrefix(got, tc.wwwAuth) || (tc.wwwAuth == "") != (got == "") {
+				t.Errorf("WWW-Authenticate %q, want %q", got, tc.wwwAuth)
+			}
+			if seen.Name != tc.identity {
+				t.Errorf("identity %q, want %q", seen.Name, tc.identity)
+			}
+			if rec.Code >= 400 && rec.Code != http.StatusTeapot {
+				var msg struct {
+					JSONRPC string `json:"jsonrpc"`
+					Error   struct {
+						Code    int    `json:"code"`
+						Message string `json:"message"`
+					} `json:"error"`
+				}
+				if err := json.Unmarshal(rec.Body.Bytes(), &msg); err != nil || msg.JSONRPC != "2.0" || msg.Error.Code == 0 {
+					t.Errorf("not a JSON-RPC error: %s", rec.Body.String())
+				}
+			}
+		})
+	}
+	out := logs.String()
+	if strings.Contains(out, "aaaaaaaaaaaaaaaaaaaa") || strings.Contains(out, "bbbbbbbbbbbbbbbbbbbb") || strings.Contains(out, "cccccccccccccccccccc") {
+		t.Errorf("a token reached the log")
+	}
+	if !strings.Contains(out, `"method":"tools/list"`) || !strings.Contains(out, `"client":"alice"`) || !strings.Contains(out, `"status":401`) {
+		t.Errorf("log lines lack method, client or status:\n%s", out)
+	}
+}
+
+// TestLimitInFlight: a client's second concurrent request is refused with
+// 429 while the first runs; another client and the client's own next
+// request after the first ended are served.
+func TestLimitInFlight(t *testing.T) {
+	d := testDaemon(t, nil)
+	release := make(chan struct{})
+	entered := make(chan struct{}, 4)
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		if r.Header.Get("X-Block") != "" {
+			<-release
+		}
+	})
+	h := d.readBody(d.authenticate(d.limit(next)))
+	do := func(token, session string, block bool) int {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call"}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set(headerSessionID, session)
+		if block {
+			req.Header.Set("X-Block", "1")
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); do("aaaaaaaaaaaaaaaaaaaa", "s1", true) }()
+	select {
+	case <-entered:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the first request did not start")
+	}
+	tests := []struct {
+		name           string
+		token, session string
+		want           int
+	}{
+		{"same client", "aaaaaaaaaaaaaaaaaaaa", "s1", 429},
+		{"same token, other session", "aaaaaaaaaaaaaaaaaaaa", "s2", 200},
+		{"other token", "bbbbbbbbbbbbbbbbbbbb", "s1", 200},
+	}
+	for _, tc := range tests {
+		if got := do(tc.token, tc.session, false); got != tc.want {
+			t.Errorf("%s: %d, want %d", tc.name, got, tc.want)
+		}
+	}
+	close(release)
+	wg.Wait()
+	if got := do("aaaaaaaaaaaaaaaaaaaa", "s1", false); got != 200 {
+		t.Errorf("after the first ended: %d", got)
+	}
+}
+
+func TestSessionReserve(t *testing.T) {
+	st := newSessionTable(2, nil)
+	steps := []struct {
+		do   func() bool
+		want bool
+	}{
+		{st.reserve, true},
+		{st.reserve, true},
+		{st.reserve, false},
+		{func() bool { st.unreserve(); return st.reserve() }, true},
+		{st.reserve, false},
+	}
+	for i, s := range steps {
+		if got := s.do(); got != s.want {
+			t.Errorf("step %d: %v, want %v", i, got, s.want)
+		}
+	}
+}
+
+func TestUseStateless(t *testing.T) {
+	tests := []struct {
+		version, session string
+		want             bool
+	}{
+		{"", "", false},              // initialize of a legacy client (no header yet)
+		{"2024-11-05", "", false},    // oldest supported
+		{"2025-11-25", "", false},    // legacy without a session: stateful (creates one)
+		{"2025-11-25", "abc", false}, // a legacy session
+		{"", "abc", false},           // GET/DELETE of a legacy session
+		{"2026-07-27", "", false},    // before the stateless revision
+		{"2026-07-28", "", true},     // the stateless revision
+		{"2027-01-01", "", true},     // later revisions are stateless too
+		{"2026-07-28", "abc", false}, // a session id always means the stateful handler
+		{"1999-01-01", "", false},    // nonsense: the stateful handler answers 400
+	}
+	for _, tc := range tests {
+		r := httptest.NewRequest(http.MethodPost, "/mcp", nil)
+		if tc.version != "" {
+			r.Header.Set(headerProtocolVersion, tc.version)
+		}
+		if tc.session != "" {
+			r.Header.Set(headerSessionID, tc.session)
+		}
+		if got := useStateless(r); got != tc.want {
+			t.Errorf("version %q session %q: stateless %v, want %v", tc.version, tc.session, got, tc.want)
+		}
+	}
+}

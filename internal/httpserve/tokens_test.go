@@ -1,0 +1,140 @@
+package httpserve
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+)
+
+func TestParseTokens(t *testing.T) {
+	const tokA, tokB = "aaaaaaaaaaaaaaaaaaaa", "bbbbbbbbbbbbbbbbbbbb"
+	tests := []struct {
+		name    string
+		file    string
+		tier    config.Tier
+		want    map[string]Identity // token -> identity
+		wantErr string
+	}{
+		{"name and tier", tokA + " alice readonly\n", config.Mutating, map[string]Identity{tokA: {Name: "alice", Tier: config.Readonly}}, ""},
+		{"defaults: line name, server tier", "# c\n\n" + tokA + "\n", config.Mutating, map[string]Identity{tokA: {Name: "line-3", Tier: config.Mutating}}, ""},
+		{"comments and tabs", tokA + "\talice # note\n  " + tokB + "  bob  mutating\n", config.Destructive,
+			map[string]Identity{tokA: {Name: "alice", Tier: config.Destructive}, tokB: {Name: "bob", Tier: config.Mutating}}, ""},
+		{"tier above the server's", tokA + " alice destructive\n", config.Mutating, nil, "line 1: tier destructive is above the server's tier mutating"},
+		{"unknown tier", tokA + " alice admin\n", config.Mutating, nil, "line 1: tier must be"},
+		{"short token", "short alice\n", config.Mutating, nil, "line 1: the token is shorter"},
+		{"too many fields", tokA + " alice readonly extra\n", config.Mutating, nil, "line 1: expected TOKEN [NAME [TIER]]"},
+		{"same token twice", tokA + " a\n" + tokA + " b\n", config.Mutating, nil, "line 2: the same token as line 1"},
+		{"same name twice", tokA + " a\n" + tokB + " a\n", config.Mutating, nil, `line 2: the name "a" is already used on line 1`},
+		{"empty", "# nothing\n", config.Mutating, nil, "no token"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			st, err := ParseTokens(strings.NewReader(tc.file), tc.tier)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error %v, want %q", err, tc.wantErr)
+				}
+				if strings.Contains(err.Error(), tokA) {
+					t.Errorf("the error repeats a token: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Len() != len(tc.want) {
+				t.Fatalf("%d tokens, want %d", st.Len(), len(tc.want))
+			}
+			for tok, want := range tc.want {
+				got, err := st.Check(context.Background(), tok)
+				if err != nil || got != want {
+					t.Errorf("Check(%s) = %+v, %v; want %+v", tok[:4], got, err, want)
+				}
+			}
+			for _, bad := range []string{"", tokA[:19], tokA + "a", strings.ToUpper(tokA)} {
+				if _, err := st.Check(context.Background(), bad); !errors.Is(err, ErrUnknownToken) {
+					t.Errorf("Check(%q) accepted", bad)
+				}
+			}
+		})
+	}
+}
+
+func TestLoadTokensFilePermissions(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		mode os.FileMode
+		ok   bool
+	}{{0o600, true}, {0o400, true}, {0o640, false}, {0o604, false}, {0o644, false}} {
+		path := filepath.Join(dir, tc.mode.String())
+		if err := os.WriteFile(path, []byte("aaaaaaaaaaaaaaaaaaaa alice\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(path, tc.mode); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadTokensFile(path, config.Mutating)
+		if (err == nil) != tc.ok {
+			t.Errorf("mode %v: err %v, want ok=%v", tc.mode, err, tc.ok)
+		}
+		if err != nil && (!errors.Is(err, ErrFileExposed) || !strings.Contains(err.Error(), "chmod 600")) {
+			t.Errorf("mode %v: unclear error %v", tc.mode, err)
+		}
+	}
+}
+
+func TestEnsureTokenFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "cfg", "tmux-mcp", "http-token")
+	tok, created, err := EnsureTokenFile(path)
+	if err != nil || !created || len(tok) < 40 {
+		t.Fatalf("first start: %v %v len %d", err, created, len(tok))
+	}
+	fi, err := os.Stat(path)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("file mode: %v %v", fi.Mode(), err)
+	}
+	if di, _ := os.Stat(filepath.Dir(path)); di.Mode().Perm() != 0o700 {
+		t.Errorf("directory mode %v", di.Mode())
+	}
+	again, created, err := EnsureTokenFile(path)
+	if err != nil || created || again != tok {
+		t.Fatalf("second start: %v %v same=%v", err, created, again == tok)
+	}
+	other, _, _ := EnsureTokenFile(filepath.Join(t.TempDir(), "t"))
+	if other == tok {
+		t.Errorf("two generated tokens are equal")
+	}
+	_ = os.Chmod(path, 0o644)
+	if _, _, err := EnsureTokenFile(path); !errors.Is(err, ErrFileExposed) {
+		t.Errorf("a world-readable token file: %v", err)
+	}
+}
+
+func TestCheckBind(t *testing.T) {
+	tests := []struct {
+		addr            string
+		tls, insecure   bool
+		wantErr, warned bool
+	}{
+		{"127.0.0.1:8765", false, false, false, false},
+		{"localhost:8765", false, false, false, false},
+		{"[::1]:8765", false, false, false, false},
+		{"0.0.0.0:8765", false, false, true, false},
+		{":8765", false, false, true, false},
+		{"192.0.2.1:8765", false, false, true, false},
+		{"0.0.0.0:8765", true, false, false, false},
+		{"0.0.0.0:8765", false, true, false, true},
+		{"no-port", false, false, true, false},
+	}
+	for _, tc := range tests {
+		warn, err := CheckBind(tc.addr, tc.tls, tc.insecure)
+		if (err != nil) != tc.wantErr || (warn != "") != tc.warned {
+			t.Errorf("CheckBind(%q, tls=%v, insecure=%v) = %q, %v", tc.addr, tc.tls, tc.insecure, warn, err)
+		}
+	}
+}
