@@ -1,0 +1,150 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
+)
+
+// tsClientDir holds the TypeScript SDK client check (scripts/ts-client).
+var tsClientDir = filepath.Join("..", "scripts", "ts-client")
+
+// tsClient returns the node binary, or skips the test when node or the
+// installed SDK is missing (CI does not install it: `npm ci` takes longer
+// than the rest of the HTTP tests; scripts/ts-client.sh installs and runs it).
+func tsClient(t *testing.T) string {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed; the TypeScript SDK client check needs node and `npm ci --prefix scripts/ts-client` (scripts/ts-client.sh does both steps)")
+	}
+	if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
+		t.Skip("@modelcontextprotocol/sdk is not installed in scripts/ts-client; run `npm ci --prefix scripts/ts-client` or scripts/ts-client.sh")
+	}
+	return node
+}
+
+// tsClientRun is what scripts/ts-client/client.mjs reports.
+type tsClientRun struct {
+	ProtocolVersion string  `json:"protocolVersion"`
+	SessionID       *string `json:"sessionId"`
+	Server          struct{ Name string }
+	Tools           []string `json:"tools"`
+	ListSessions    struct {
+		IsError    bool `json:"isError"`
+		Structured struct {
+			Result []struct {
+				SessionName string `json:"session_name"`
+			} `json:"result"`
+		} `json:"structured"`
+	} `json:"listSessions"`
+	PaneInfo struct {
+		IsError    bool `json:"isError"`
+		Structured struct {
+			PaneID string `json:"pane_id"`
+		} `json:"structured"`
+	} `json:"paneInfo"`
+	Resource []struct {
+		URI      string `json:"uri"`
+		MIMEType string `json:"mimeType"`
+		Text     string `json:"text"`
+	} `json:"resource"`
+	Prompt []struct {
+		Role string `json:"role"`
+		Text string `json:"text"`
+	} `json:"prompt"`
+	Completion []string `json:"completion"`
+	SendKeys   struct {
+		IsError bool `json:"isError"`
+	} `json:"sendKeys"`
+	Updates []string `json:"updates"`
+	Content string   `json:"content"`
+}
+
+// TestHTTPTypeScriptClient drives serve --http with the official
+// TypeScript SDK client (StreamableHTTPClientTransport with the bearer
+// token in an Authorization header): tools/list, two tools, a resource
+// read, a prompt, a completion and a subscription whose notification
+// arrives on the session's GET stream. A wrong token must be refused.
+func TestHTTPTypeScriptClient(t *testing.T) {
+	node := tsClient(t)
+	ts := tmuxtest.New(t)
+	ts.MustRun("respawn-pane", "-k", "-t", "%0", "sh")
+	token := newToken()
+	h := startHTTPD(t, ts, nil, "TMUX_MCP_HTTP_TOKEN="+token)
+
+	run := func(token string) (stdout, stderr string, err error) {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, "client.mjs", h.Endpoint, "main", "%0")
+		cmd.Dir = tsClientDir
+		cmd.Env = append(tmuxtest.CleanEnv(), "TMUX_MCP_TOKEN="+token)
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err = cmd.Run()
+		return out.String(), errb.String(), err
+	}
+
+	t.Run("authorized", func(t *testing.T) {
+		stdout, stderr, err := run(token)
+		if err != nil {
+			t.Fatalf("client.mjs: %v\n%s\nserver log tail:\n%s", err, stderr, tail(h.log.String(), 2000))
+		}
+		var got tsClientRun
+		if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+			t.Fatalf("client.mjs output: %v: %q", err, stdout)
+		}
+		if !slices.Contains([]string{"2025-11-25", "2025-06-18"}, got.ProtocolVersion) || got.SessionID == nil || *got.SessionID == "" {
+			t.Errorf("negotiated %q with session id %v, want a 2025 revision with an Mcp-Session-Id", got.ProtocolVersion, got.SessionID)
+		}
+		if got.Server.Name != "tmux" {
+			t.Errorf("server name %q", got.Server.Name)
+		}
+		for _, want := range []string{"list_sessions", "get_pane_info", "send_keys"} {
+			if !slices.Contains(got.Tools, want) {
+				t.Errorf("tools/list lacks %s: %v", want, got.Tools)
+			}
+		}
+		if got.ListSessions.IsError || len(got.ListSessions.Structured.Result) != 1 || got.ListSessions.Structured.Result[0].SessionName != "main" {
+			t.Errorf("list_sessions: %+v", got.ListSessions)
+		}
+		if got.PaneInfo.IsError || got.PaneInfo.Structured.PaneID != "%0" {
+			t.Errorf("get_pane_info: %+v", got.PaneInfo)
+		}
+		if len(got.Resource) != 1 || got.Resource[0].URI != "tmux://sessions/main" || !strings.Contains(got.Resource[0].Text, `"session_name": "main"`) {
+			t.Errorf("resources/read tmux://sessions/main: %+v", got.Resource)
+		}
+		if len(got.Prompt) == 0 || got.Prompt[0].Role != "user" || !strings.Contains(got.Prompt[0].Text, "pane %0") {
+			t.Errorf("prompts/get diagnose_failing_pane: %+v", got.Prompt)
+		}
+		if !slices.Contains(got.Completion, "main") {
+			t.Errorf("completion of session_name %q: %v", "ma", got.Completion)
+		}
+		if got.SendKeys.IsError || !slices.Contains(got.Updates, "tmux://panes/%250/content") {
+			t.Errorf("send_keys %+v; resources/updated received: %v", got.SendKeys, got.Updates)
+		}
+		if !strings.Contains(got.Content, "ts-client-42") {
+			t.Errorf("pane content after send_keys: %q", got.Content)
+		}
+		t.Logf("TypeScript SDK client: protocol %s, %d tools, notifications %v", got.ProtocolVersion, len(got.Tools), got.Updates)
+	})
+
+	t.Run("wrong token", func(t *testing.T) {
+		stdout, stderr, err := run(newToken())
+		if err == nil {
+			t.Fatalf("a wrong token was accepted: %s", stdout)
+		}
+		if !strings.Contains(stderr, "Unauthorized") {
+			t.Errorf("want the SDK to report the server's Unauthorized answer, got: %s", stderr)
+		}
+	})
+}
