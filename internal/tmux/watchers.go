@@ -11,6 +11,9 @@ import (
 type Watchers struct {
 	Bin string   // tmux binary
 	Env []string // child environment (nil: inherit)
+	// Via, when set, attaches the watchers on another host (see Via); Bin
+	// is then the remote tmux binary.
+	Via Via
 
 	mu       sync.Mutex
 	m        map[watchKey]*Watcher
@@ -94,7 +97,7 @@ func (ws *Watchers) Get(sock Socket, session string) (*Watcher, error) {
 	ws.starting[k] = started
 	ws.mu.Unlock()
 
-	w, err := startWatcher(binOrDefault(ws.Bin), ws.Env, sock, session)
+	w, err := startWatcher(binOrDefault(ws.Bin), ws.Env, sock, session, ws.Via)
 
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
