@@ -117,6 +117,8 @@ type Host struct {
 	starting bool // a master is being started
 	changed  chan struct{}
 	closed   bool
+	lastErr  string    // the last message of a master that ended
+	lastAt   time.Time // when it was seen
 }
 
 type master struct {
@@ -261,6 +263,8 @@ func (h *Host) acquire(ctx context.Context) (*master, error) {
 		for _, m := range h.masters {
 			if m.alive() {
 				live = append(live, m)
+			} else {
+				h.noteEndLocked(m)
 			}
 		}
 		h.masters = live
@@ -301,6 +305,42 @@ func (h *Host) acquire(ctx context.Context) (*master, error) {
 				ErrBusy, h.spec.Name, h.opts.MaxSessions*h.opts.MaxMasters, h.opts.MaxMasters, h.opts.MaxSessions, ctx.Err())
 		}
 	}
+}
+
+// noteEndLocked keeps the reason a master ended, for Diagnose.
+func (h *Host) noteEndLocked(m *master) {
+	if r := reason(m.stderr.String(), m.cmd); r != "" {
+		h.lastErr, h.lastAt = r, time.Now()
+	}
+}
+
+// Diagnose implements tmux.Diagnoser: why a connection of this host last
+// ended (within the last minute), as ssh said it.
+func (h *Host) Diagnose() string {
+	h.mu.Lock()
+	ms := append([]*master{}, h.masters...)
+	h.mu.Unlock()
+	// A master that printed something is usually on its way out: the
+	// channel a caller lost closed because it exited. Give it a moment.
+	for _, m := range ms {
+		if m.stderr.String() != "" {
+			select {
+			case <-m.done:
+			case <-time.After(300 * time.Millisecond):
+			}
+		}
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, m := range ms {
+		if !m.alive() {
+			h.noteEndLocked(m)
+		}
+	}
+	if time.Since(h.lastAt) > time.Minute {
+		return ""
+	}
+	return h.lastErr
 }
 
 func (h *Host) notifyLocked() {

@@ -2,6 +2,7 @@ package remote_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strings"
 	"testing"
@@ -32,6 +33,18 @@ func fastOptions(s *sshtest.Server) remote.Options {
 func newRig(t *testing.T, spec remote.Spec, opts *remote.Options, sshdExtra ...string) *rig {
 	t.Helper()
 	s := sshtest.Start(t, sshdExtra...)
+	o := fastOptions(s)
+	if opts != nil {
+		o = *opts
+		if o.SSHCommand == nil {
+			o.SSHCommand = s.SSHCommand()
+		}
+	}
+	return newRigOn(t, s, spec, o)
+}
+
+func newRigOn(t *testing.T, s *sshtest.Server, spec remote.Spec, o remote.Options) *rig {
+	t.Helper()
 	r := &rig{sshd: s, ts: tmuxtest.New(t)}
 	r.sock = tmux.Socket{Path: r.ts.SocketPath()}
 	if spec.Name == "" {
@@ -39,13 +52,6 @@ func newRig(t *testing.T, spec remote.Spec, opts *remote.Options, sshdExtra ...s
 	}
 	if spec.Destination == "" {
 		spec.Destination = sshtest.Alias
-	}
-	o := fastOptions(s)
-	if opts != nil {
-		o = *opts
-		if o.SSHCommand == nil {
-			o.SSHCommand = s.SSHCommand()
-		}
 	}
 	h, err := remote.New(spec, o)
 	if err != nil {
@@ -142,5 +148,112 @@ func TestRemoteRoundTrip(t *testing.T) {
 	}
 	if _, ok := r.runner.Identity(r.sock); !ok {
 		t.Fatal("no live control connection after the calls")
+	}
+}
+
+// TestRemoteCaptureForgery: a pane that prints lines looking like the
+// control protocol's framing and like exec markers changes nothing: the
+// capture comes back as printed, the next call works on the same
+// connection.
+func TestRemoteCaptureForgery(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	forged := []string{"%begin 1700000000 5 1", "%end 1700000000 5 1", "%output %0 x", "%exit", "\x1etmux-mcp-0011223344556677-start"}
+	data := t.TempDir() + "/forged"
+	if err := os.WriteFile(data, []byte(strings.Join(forged, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.ts.MustRun("respawn-pane", "-k", "-t", "main", "cat "+data+"; exec sleep 60")
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		out, _ := r.ts.Run("capture-pane", "-p", "-t", "main")
+		return strings.Contains(out, "%exit\n")
+	})
+	if _, err := r.client.Rows(ctx(t), r.sock, tmux.Command{"display-message", "-p", "-t", "main"}, []string{"pane_id"}); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := r.runner.Identity(r.sock)
+	outs, err := r.client.Run(ctx(t), r.sock,
+		tmux.Command{"capture-pane", "-p", "-t", "main"},
+		tmux.Command{"list-panes", "-t", "main", "-F", "#{pane_id}"},
+		tmux.Command{"capture-pane", "-p", "-t", "main", "-S", "0", "-E", "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range forged[:4] {
+		if !strings.Contains(string(outs[0]), f+"\n") {
+			t.Fatalf("capture lost %q: %q", f, outs[0])
+		}
+	}
+	if got := strings.TrimSpace(string(outs[1])); got != "%0" {
+		t.Fatalf("list-panes after the capture: %q", got)
+	}
+	if len(strings.Split(strings.TrimRight(string(outs[2]), "\n"), "\n")) != 4 {
+		t.Fatalf("ranged capture: %q", outs[2])
+	}
+	id2, ok := r.runner.Identity(r.sock)
+	if !ok || id2 != id {
+		t.Fatalf("the control connection did not survive the capture: %v %v", id, id2)
+	}
+}
+
+// TestRemoteDotfileNoise: a login shell whose rc file prints banners (on
+// stdout and stderr) before tmux starts changes no answer.
+func TestRemoteDotfileNoise(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	r.sshd.SetRC("echo 'Welcome to box'; echo '%begin 1 2 1'; echo noise >&2\n")
+	rows, err := r.client.Rows(ctx(t), r.sock, tmux.Command{"list-panes", "-t", "main"}, []string{"pane_id"})
+	if err != nil || len(rows) != 1 || rows[0]["pane_id"] != "%0" {
+		t.Fatalf("over control: %v %v", rows, err)
+	}
+	outs, err := r.client.Run(ctx(t), r.sock, tmux.Command{"capture-pane", "-p", "-t", "main", "-S", "0", "-E", "0"})
+	if err != nil || strings.Contains(string(outs[0]), "Welcome") {
+		t.Fatalf("over exec: %q %v", outs, err)
+	}
+	if _, ok := r.runner.Identity(r.sock); !ok {
+		t.Fatal("no control connection")
+	}
+}
+
+// TestRemoteShellStartBound: a login shell that hangs in its rc file gives
+// a clear error naming the host within the start bound, not a hang.
+func TestRemoteShellStartBound(t *testing.T) {
+	s := sshtest.Start(t)
+	o := fastOptions(s)
+	o.StartTimeout = time.Second
+	r := newRigOn(t, s, remote.Spec{}, o)
+	s.SetRC("sleep 30\n")
+	start := time.Now()
+	_, err := r.client.Rows(ctx(t), r.sock, tmux.Command{"list-panes", "-t", "main"}, []string{"pane_id"})
+	if err == nil || !strings.Contains(err.Error(), "host box") || !strings.Contains(err.Error(), "did not start tmux within 1s") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	s.SetRC("")
+	if _, err := r.client.Rows(ctx(t), r.sock, tmux.Command{"list-panes", "-t", "main"}, []string{"pane_id"}); err != nil {
+		t.Fatalf("after the rc file was fixed: %v", err)
+	}
+}
+
+// TestRemoteNewSession: a call that starts a server works on a socket with
+// no server yet, as an exec'd client would.
+func TestRemoteNewSession(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	fresh := tmuxtest.NewWith(t) // no server
+	sock := tmux.Socket{Path: fresh.SocketPath()}
+	_, err := r.client.Run(ctx(t), sock, tmux.Command{"list-sessions"})
+	if !errors.Is(err, tmux.ErrNoServer) {
+		t.Fatalf("list-sessions on no server: %v", err)
+	}
+	if _, err := r.client.Run(ctx(t), sock, tmux.Command{"new-session", "-d", "-s", "made", "-x", "80", "-y", "24"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := fresh.MustRun("list-sessions", "-F", "#{session_name}"); out != "made" {
+		t.Fatalf("sessions %q", out)
+	}
+	_, err = r.client.Run(ctx(t), sock, tmux.Command{"kill-pane", "-t", "%99"})
+	var ce *tmux.CommandError
+	if !errors.As(err, &ce) || !errors.Is(err, tmux.ErrNotFound) || !strings.Contains(err.Error(), "host box") {
+		t.Fatalf("kill-pane %%99: %v", err)
 	}
 }

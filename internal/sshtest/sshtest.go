@@ -230,7 +230,7 @@ func (s *Server) WriteHostConfig(alias string, port int, key string) {
 	GlobalKnownHostsFile /dev/null
 	PasswordAuthentication no
 	KbdInteractiveAuthentication no
-	LogLevel ERROR
+	LogLevel INFO
 `, alias, port, s.User, key, HostKeyAlias, s.KnownHosts())
 	if err := os.WriteFile(s.Config, []byte(conf), 0o600); err != nil {
 		s.t.Fatal(err)

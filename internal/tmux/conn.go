@@ -60,10 +60,11 @@ type controlConn struct {
 	// the connection is live. It must not block for long.
 	onEvent func(control.Event)
 
-	// noise: the client runs behind a remote login shell, whose dotfiles
-	// may print before tmux starts; lines before the first "%begin " are
-	// dropped. Set before the reader starts.
-	noise bool
+	// startLine, when set, is a line the remote command prints just
+	// before it starts tmux: the client runs behind a remote login shell,
+	// whose dotfiles may print anything first, so every line up to and
+	// including this one is dropped. Set before the reader starts.
+	startLine string
 }
 
 // errNotSent: the connection was already dead, nothing was written.
@@ -85,12 +86,12 @@ func (w stderrWriter) Write(p []byte) (int, error) {
 // client sees EOF on its stdin as soon as this process lets go of it or
 // dies, and exits.
 func startControl(argv []string, env []string, onEvent func(control.Event)) (*controlConn, error) {
-	return startControlOpts(argv, env, onEvent, false, nil)
+	return startControlOpts(argv, env, onEvent, "", nil)
 }
 
-// startControlOpts is startControl with the remote options: noise (see
-// controlConn.noise) and release, called once the process has exited.
-func startControlOpts(argv []string, env []string, onEvent func(control.Event), noise bool, release func()) (*controlConn, error) {
+// startControlOpts is startControl with the remote options: startLine (see
+// controlConn.startLine) and release, called once the process has exited.
+func startControlOpts(argv []string, env []string, onEvent func(control.Event), startLine string, release func()) (*controlConn, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("tmux: empty control client argv")
 	}
@@ -105,7 +106,7 @@ func startControlOpts(argv []string, env []string, onEvent func(control.Event), 
 		return nil, err
 	}
 	c := &controlConn{stdin: inW, dead: make(chan struct{}), exited: make(chan struct{}),
-		readDone: make(chan struct{}), attached: make(chan struct{}), onEvent: onEvent, noise: noise}
+		readDone: make(chan struct{}), attached: make(chan struct{}), onEvent: onEvent, startLine: startLine}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = inR
 	cmd.Stdout = outW
@@ -494,15 +495,15 @@ func (c *controlConn) read(out io.Reader) {
 	// keeps): %output lines are the hot path of every wait.
 	var line []byte
 	attached := false
-	noise := c.noise
+	noise := c.startLine != ""
 	for {
 		var err error
 		line, err = readLine(br, line[:0], maxOutput+1)
 		if noise && err == nil {
-			if !bytes.HasPrefix(line, []byte("%begin ")) {
-				continue
+			if string(bytes.TrimSuffix(line, []byte("\r"))) == c.startLine {
+				noise = false
 			}
-			noise = false
+			continue
 		}
 		if err != nil {
 			c.pmu.Lock()

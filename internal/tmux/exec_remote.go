@@ -98,10 +98,7 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 
 	argv, release, err := r.Via.Start(ctx, words)
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctxError(ctx, cmds, start)
-		}
-		return nil, err
+		return nil, err // it says why (no free channel before ctx ended, no connection)
 	}
 	defer release()
 	if r.OnSpawn != nil {

@@ -120,18 +120,34 @@ func lastLine(s string) string {
 }
 
 // onHost names the host in an error from a remote call, unless it already
-// does (errors that wrap ErrHostUnreachable carry it).
+// does (errors that wrap ErrHostUnreachable carry it). A lost connection
+// also gets the transport's own reason when it has one (Diagnoser): the
+// process that carried the call often only saw its pipe close.
 func onHost(v Via, err error) error {
 	if err == nil || v == nil || errors.Is(err, ErrHostUnreachable) {
 		return err
 	}
+	if d, ok := v.(Diagnoser); ok && errors.Is(err, ErrControlLost) {
+		if why := d.Diagnose(); why != "" {
+			return fmt.Errorf("host %s: %w (ssh: %s)", v.Host(), err, why)
+		}
+	}
 	return fmt.Errorf("host %s: %w", v.Host(), err)
 }
 
+// Diagnoser is a Via that can say why its transport last failed (the
+// last message of an ssh connection that ended), for error messages.
+type Diagnoser interface {
+	Diagnose() string
+}
+
 // startRemoteControl starts a control client on v's host, attached to
-// session (an id) with the given attach flags (our own constants). Lines
-// the login shell prints before tmux starts are dropped (noise). It
-// returns the argv it ran.
+// session (an id) with the given attach flags (our own constants). The
+// remote command is "echo <nonce> ; exec tmux ... -C attach-session ...":
+// echo is a builtin and ";" a separator in every shell family, and the
+// random nonce (a plain word) tells the start of tmux's stream from
+// anything the login shell's dotfiles printed before, however it looks
+// (even a line like "%begin ..."). It returns the argv it ran.
 func startRemoteControl(ctx context.Context, v Via, bin string, env []string, sock Socket, session, flags string, onEvent func(control.Event)) (*controlConn, []string, error) {
 	words, err := remoteWords(bin, sock)
 	if err != nil {
@@ -142,11 +158,13 @@ func startRemoteControl(ctx context.Context, v Via, bin string, env []string, so
 		return nil, nil, err
 	}
 	words = append(words, "-N", "-C", "attach-session", "-f", flags, "-t", sw)
+	startLine := newNonce(12)
+	words = append([]string{"echo", startLine, ";"}, words...)
 	argv, release, err := v.Start(ctx, words)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := startControlOpts(argv, env, onEvent, true, release)
+	c, err := startControlOpts(argv, env, onEvent, startLine, release)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -1,0 +1,303 @@
+package remote_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/remote"
+	"github.com/tmux-mcp/tmux-mcp/internal/sshtest"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+func closedPort(t *testing.T) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	return port
+}
+
+func paneRows(r *rig) ([]tmux.Row, error) {
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	return r.client.Rows(c, r.sock, tmux.Command{"list-panes", "-t", "main"}, []string{"pane_id"})
+}
+
+// TestRemoteConnectFaults: each way a host can be out of reach gives an
+// error naming the host and the reason within the connect timeout, and
+// once the fault is fixed the next call connects.
+func TestRemoteConnectFaults(t *testing.T) {
+	cases := []struct {
+		name   string
+		spec   remote.Spec
+		break_ func(s *sshtest.Server)
+		want   []string
+		is     error
+	}{
+		{name: "unreachable", break_: func(s *sshtest.Server) { s.WriteHostConfig(sshtest.Alias, closedPort(t), s.Key) },
+			want: []string{"host box", "Connection refused"}, is: tmux.ErrHostUnreachable},
+		{name: "refused key", break_: func(s *sshtest.Server) { s.WriteHostConfig(sshtest.Alias, s.Port, s.OtherKey) },
+			want: []string{"host box", "Permission denied (publickey)"}, is: tmux.ErrHostUnreachable},
+		{name: "unknown host key", break_: func(s *sshtest.Server) { _ = os.WriteFile(s.KnownHosts(), nil, 0o600) },
+			want: []string{"host box", "Host key verification failed"}, is: tmux.ErrHostUnreachable},
+		{name: "changed host key", break_: func(s *sshtest.Server) {
+			other, _ := os.ReadFile(s.OtherKey + ".pub")
+			f := strings.Fields(string(other))
+			_ = os.WriteFile(s.KnownHosts(), []byte(sshtest.HostKeyAlias+" "+f[0]+" "+f[1]+"\n"), 0o600)
+		}, want: []string{"host box", "Host key verification failed"}, is: tmux.ErrHostUnreachable},
+		{name: "no tmux there", spec: remote.Spec{TmuxBin: "/nonexistent/tmux"},
+			want: []string{"host box", "/nonexistent/tmux"}, is: tmux.ErrTmuxMissing},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := newRig(t, tc.spec, nil)
+			good, _ := os.ReadFile(r.sshd.Config)
+			goodKnown, _ := os.ReadFile(r.sshd.KnownHosts())
+			if tc.break_ != nil {
+				tc.break_(r.sshd)
+			}
+			for i := 0; i < 2; i++ { // twice: a failure is not cached into a different answer
+				start := time.Now()
+				_, err := paneRows(r)
+				if err == nil || !errors.Is(err, tc.is) {
+					t.Fatalf("err = %v, want %v", err, tc.is)
+				}
+				for _, w := range tc.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Fatalf("err %q does not say %q", err, w)
+					}
+				}
+				if d := time.Since(start); d > 4*time.Second {
+					t.Fatalf("took %v (connect timeout 3s)", d)
+				}
+			}
+			if tc.break_ == nil {
+				return
+			}
+			_ = os.WriteFile(r.sshd.Config, good, 0o600)
+			_ = os.WriteFile(r.sshd.KnownHosts(), goodKnown, 0o600)
+			if rows, err := paneRows(r); err != nil || len(rows) != 1 {
+				t.Fatalf("after the fix: %v %v", rows, err)
+			}
+		})
+	}
+}
+
+// TestRemoteSSHKilledMidWait: the ssh process carrying a watcher is killed
+// while a subscription waits; the subscription learns at once, the error
+// names the host, a new watcher attaches, and nothing is left behind on
+// the remote server.
+func TestRemoteSSHKilledMidWait(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	ws := r.host.NewWatchers()
+	t.Cleanup(ws.CloseAll)
+	sess := r.ts.MustRun("display-message", "-p", "-t", "main", "#{session_id}")
+	w, err := ws.Get(r.sock, sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := w.Subscribe("%0", "@0")
+	defer sub.Close()
+	r.ts.MustRun("send-keys", "-t", "main", "echo marker-one", "Enter")
+	waitOutput(t, sub, "marker-one")
+	for pid := range ws.PIDs() {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	select {
+	case <-sub.Notify():
+	case <-time.After(5 * time.Second):
+		t.Fatal("subscription not told within 5s")
+	}
+	select {
+	case <-w.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("watcher not done")
+	}
+	if !sub.Moved() {
+		t.Fatal("subscription not marked moved")
+	}
+	w2, err := ws.Get(r.sock, sess)
+	if err != nil {
+		t.Fatalf("reconnect: %v", err)
+	}
+	sub2 := w2.Subscribe("%0", "@0")
+	defer sub2.Close()
+	r.ts.MustRun("send-keys", "-t", "main", "echo marker-two", "Enter")
+	waitOutput(t, sub2, "marker-two")
+	// Only the new watcher is attached on the remote server.
+	clients := r.ts.MustRun("list-clients", "-F", "#{client_control_mode}")
+	if strings.Count(clients, "1") != 1 {
+		t.Fatalf("remote control clients: %q", clients)
+	}
+}
+
+func waitOutput(t *testing.T, sub *tmux.Subscription, want string) {
+	t.Helper()
+	var got []byte
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(string(got), want) {
+		select {
+		case <-sub.Notify():
+			got = append(got, sub.Take()...)
+		case <-deadline:
+			t.Fatalf("no %q in %q", want, got)
+		}
+	}
+}
+
+// TestRemoteNetworkFreeze: the network stops moving bytes mid-call (a
+// loopback proxy that freezes); the call fails naming the host within the
+// keep-alive window, and after the network comes back the next call
+// reconnects.
+func TestRemoteNetworkFreeze(t *testing.T) {
+	s := sshtest.Start(t)
+	p := sshtest.NewProxy(t, s.Addr())
+	s.WriteHostConfig(sshtest.Alias, p.Port(), s.Key)
+	r := newRigOn(t, s, remote.Spec{}, fastOptions(s))
+	if _, err := paneRows(r); err != nil {
+		t.Fatal(err)
+	}
+	ws := r.host.NewWatchers()
+	t.Cleanup(ws.CloseAll)
+	sess := r.ts.MustRun("display-message", "-p", "-t", "main", "#{session_id}")
+	w, err := ws.Get(r.sock, sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub := w.Subscribe("%0", "@0")
+	defer sub.Close()
+
+	p.Freeze()
+	start := time.Now()
+	// A wait-for blocks until the keep-alives give up; so does an
+	// ordinary call.
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var wg sync.WaitGroup
+	var waitErr error
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		_, waitErr = r.client.Run(c, r.sock, tmux.Command{"list-panes", "-t", "main", "-F", "#{pane_id}"})
+	}()
+	_, err = paneRows(r)
+	wg.Wait()
+	d := time.Since(start)
+	// keep-alive window: 1s interval x 2 misses, plus the 1s tick.
+	if d > 6*time.Second {
+		t.Fatalf("the frozen call took %v", d)
+	}
+	for _, e := range []error{err, waitErr} {
+		if e == nil || !strings.Contains(e.Error(), "host box") || !strings.Contains(e.Error(), "not responding") {
+			t.Fatalf("frozen call error = %v", e)
+		}
+	}
+	t.Logf("frozen call failed after %v: %v", d.Round(time.Millisecond), err)
+	select {
+	case <-w.Done():
+	case <-time.After(5 * time.Second):
+		t.Fatal("the watcher did not end with the connection")
+	}
+	p.Thaw()
+	if rows, err := paneRows(r); err != nil || len(rows) != 1 {
+		t.Fatalf("after the network came back: %v %v", rows, err)
+	}
+}
+
+// TestRemoteManyWaits: more concurrent blocking calls than sshd's
+// MaxSessions (10) on one host all complete: the host opens another
+// connection instead of having channels refused.
+func TestRemoteManyWaits(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	const n = 14
+	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func(i int) {
+			_, err := r.client.RunChild(c, r.sock, tmux.Command{"wait-for", fmt.Sprintf("ch%d", i)})
+			errs <- err
+		}(i)
+	}
+	// Every waiter is blocked on the remote server before the signals.
+	deadline := time.Now().Add(20 * time.Second)
+	for len(r.host.PIDs()) < 2 || countWaitFor(t) < n {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiters: %d tmux wait-for clients, %d masters", countWaitFor(t), len(r.host.PIDs()))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	for i := 0; i < n; i++ {
+		r.ts.MustRun("wait-for", "-S", fmt.Sprintf("ch%d", i))
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("waiter: %v", err)
+		}
+	}
+}
+
+// TestRemoteBusy: with one connection allowed, calls beyond its channels
+// wait for one and fail clearly when none comes free in time.
+func TestRemoteBusy(t *testing.T) {
+	s := sshtest.Start(t, "MaxSessions 2")
+	o := fastOptions(s)
+	o.MaxSessions, o.MaxMasters = 2, 1
+	r := newRigOn(t, s, remote.Spec{}, o)
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			_, err := r.client.RunChild(c, r.sock, tmux.Command{"wait-for", "busy"})
+			done <- err
+		}()
+	}
+	for countWaitFor(t) < 2 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	short, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel2()
+	_, err := r.client.RunChild(short, r.sock, tmux.Command{"display-message", "-p", "x"})
+	if !errors.Is(err, remote.ErrBusy) || !strings.Contains(err.Error(), "host box") {
+		t.Fatalf("err = %v", err)
+	}
+	r.ts.MustRun("wait-for", "-S", "busy")
+	r.ts.MustRun("wait-for", "-S", "busy")
+	for i := 0; i < 2; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := r.client.RunChild(c, r.sock, tmux.Command{"display-message", "-p", "x"}); err != nil {
+		t.Fatalf("after the channels came free: %v", err)
+	}
+}
+
+// countWaitFor counts tmux processes running wait-for (the remote side:
+// this machine) whose argv is ours: "source-file -" clients.
+func countWaitFor(t *testing.T) int {
+	n := 0
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if strings.Contains(string(cmd), "source-file\x00-") && strings.Contains(string(cmd), "tmuxmcp-test-") {
+			n++
+		}
+	}
+	return n
+}
