@@ -3,6 +3,7 @@ package remote_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,5 +111,26 @@ func assertNoFile(t *testing.T, marker string) {
 	t.Helper()
 	if _, err := os.Stat(marker); err == nil {
 		t.Fatalf("marker %s exists: a hostile input ran a command", marker)
+	}
+}
+
+// TestRemoteMarkerWouldAppear proves the marker check can fail: the same
+// value put on ssh's remote command line (as a naive "ssh host tmux
+// set-buffer VALUE" would) is run by the remote login shell.
+func TestRemoteMarkerWouldAppear(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	marker := filepath.Join(t.TempDir(), "PWNED")
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	argv, release, err := r.host.Start(c, []string{"exec", "tmux", "-S", r.sock.Path, "set-buffer", "--", hostile(marker)["command substitution"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer release()
+	// tmux then refuses the empty value the expansion left: only the
+	// marker matters.
+	_ = exec.CommandContext(c, argv[0], argv[1:]...).Run()
+	if _, err := os.Stat(marker); err != nil {
+		t.Fatal("the remote shell did not run the command substitution: the marker check proves nothing")
 	}
 }
