@@ -136,6 +136,8 @@ type Config struct {
 	TmuxTmpdir      string
 	PromptsAsTools  bool   // add list_prompts and get_prompt as tools
 	Engine          string // how tmux is reached: "control" (persistent control-mode client) or "exec"
+	Hosts           []Host   // remote tmux hosts (hosts.go); the local machine is always there too
+	SSHCommand      []string // the ssh invocation for remote hosts; nil means "ssh"
 
 	// From names where each setting came from, keyed by its flag name
 	// (Setting.Flag): "--flag", the variable read (TMUX_MCP_* or the
@@ -168,6 +170,8 @@ var Settings = []Setting{
 	{Flag: "toolsets", Env: "TMUX_MCP_TOOLSETS", Default: "all", Usage: "comma-separated toolsets to expose"},
 	{Flag: "engine", Env: "TMUX_MCP_ENGINE", Default: "control", Usage: "how to reach tmux: control (one persistent control-mode client per server) or exec (a tmux process per call)"},
 	{Flag: "prompts-as-tools", Env: "TMUX_MCP_PROMPTS_AS_TOOLS", Ref: "LIBTMUX_MCP_PROMPTS_AS_TOOLS", Default: "0", Usage: "add list_prompts and get_prompt as tools, for clients without MCP prompts (0 or 1)", Bool: true},
+	{Flag: "hosts", Env: "TMUX_MCP_HOSTS", Default: "none", Usage: "remote tmux hosts over ssh: comma-separated name=destination[?tmux=BIN&socket=NAME]"},
+	{Flag: "ssh-command", Env: "TMUX_MCP_SSH_COMMAND", Default: "ssh", Usage: "the ssh invocation for remote hosts, split into words without a shell (e.g. \"ssh -F file\")"},
 }
 
 // Warning is a problem with a setting that was handled by falling back.
@@ -243,6 +247,10 @@ func Load(env Getenv, flags map[string]string) (Config, []Warning, error) {
 			c.Engine, err = ParseEngine(v, src)
 		case "prompts-as-tools":
 			c.PromptsAsTools, err = ParseSwitch(v, src)
+		case "hosts":
+			c.Hosts, err = ParseHosts(v, src)
+		case "ssh-command":
+			c.SSHCommand, err = ParseSSHCommand(v, src)
 		}
 		if w != "" {
 			warns = append(warns, w)
