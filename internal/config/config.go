@@ -134,8 +134,8 @@ type Config struct {
 	Toolsets        []string // empty: all
 	Caller          Caller
 	TmuxTmpdir      string
-	PromptsAsTools  bool   // add list_prompts and get_prompt as tools
-	Engine          string // how tmux is reached: "control" (persistent control-mode client) or "exec"
+	PromptsAsTools  bool     // add list_prompts and get_prompt as tools
+	Engine          string   // how tmux is reached: "control" (persistent control-mode client) or "exec"
 	Hosts           []Host   // remote tmux hosts (hosts.go); the local machine is always there too
 	SSHCommand      []string // the ssh invocation for remote hosts; nil means "ssh"
 
