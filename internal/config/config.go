@@ -134,10 +134,12 @@ type Config struct {
 	Toolsets        []string // empty: all
 	Caller          Caller
 	TmuxTmpdir      string
-	PromptsAsTools  bool     // add list_prompts and get_prompt as tools
-	Engine          string   // how tmux is reached: "control" (persistent control-mode client) or "exec"
-	Hosts           []Host   // remote tmux hosts (hosts.go); the local machine is always there too
-	SSHCommand      []string // the ssh invocation for remote hosts; nil means "ssh"
+	PromptsAsTools  bool   // add list_prompts and get_prompt as tools
+	Engine          string // how tmux is reached: "control" (persistent control-mode client) or "exec"
+
+	// Remote tmux hosts (hosts.go); the local machine is always there too.
+	Hosts      []Host
+	SSHCommand []string // the ssh invocation for remote hosts; nil means "ssh"
 
 	// From names where each setting came from, keyed by its flag name
 	// (Setting.Flag): "--flag", the variable read (TMUX_MCP_* or the
