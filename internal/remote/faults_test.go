@@ -216,8 +216,11 @@ func TestRemoteNetworkFreeze(t *testing.T) {
 }
 
 // TestRemoteManyWaits: more concurrent blocking calls than sshd's
-// MaxSessions (10) on one host all complete: the host opens another
-// connection instead of having channels refused.
+// MaxSessions (10) on one host all complete, on a second connection the
+// host opens. Without the channel budget the eleventh mux client is
+// refused ("Session open refused by peer") and ssh quietly falls back to
+// a connection of its own, with a full handshake, outside the masters:
+// the check on the number of masters is what tells the two apart.
 func TestRemoteManyWaits(t *testing.T) {
 	r := newRig(t, remote.Spec{}, nil)
 	const n = 14
@@ -300,4 +303,52 @@ func countWaitFor(t *testing.T) int {
 		}
 	}
 	return n
+}
+
+// TestRemoteExecKilledMidWait: the ssh process of a blocking one-off call
+// (wait-for) is killed; the call fails at once naming the host, and the
+// next call works.
+func TestRemoteExecKilledMidWait(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	var pid int
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.client.RunChild(c, r.sock, tmux.Command{"wait-for", "never"})
+		done <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, p := range sshChildren() {
+			if cmd, _ := os.ReadFile("/proc/" + p + "/cmdline"); strings.Contains(string(cmd), "source-file") {
+				_, _ = fmt.Sscan(p, &pid)
+			}
+		}
+		if pid != 0 && countWaitFor(t) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the wait-for did not start")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	start := time.Now()
+	_ = syscall.Kill(pid, syscall.SIGKILL)
+	select {
+	case err := <-done:
+		if !errors.Is(err, tmux.ErrHostUnreachable) || !strings.Contains(err.Error(), "host box") {
+			t.Fatalf("err = %v", err)
+		}
+		t.Logf("after %v: %v", time.Since(start).Round(time.Millisecond), err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the call did not end when its ssh was killed")
+	}
+	if _, err := r.client.RunChild(c, r.sock, tmux.Command{"display-message", "-p", "x"}); err != nil {
+		t.Fatalf("next call: %v", err)
+	}
+	// The remote tmux client of the killed call still waits for its
+	// channel (sshd does not signal a command without a terminal when its
+	// channel closes); release it so the test leaves nothing behind.
+	r.ts.MustRun("wait-for", "-S", "never")
 }

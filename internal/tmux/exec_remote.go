@@ -176,9 +176,13 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 		}
 		return nil, hostError(host, stderr.String())
 	}
-	if code == 255 {
+	if code == 255 || code == -1 { // ssh failed, or was killed by a signal
+		why := msg
+		if why == "" {
+			why = "ssh " + runErr.Error()
+		}
 		return nil, fmt.Errorf("%w: host %s: the connection ended during the call, which may or may not have run (%s)",
-			ErrHostUnreachable, host, msg)
+			ErrHostUnreachable, host, why)
 	}
 	at := bytes.Index(out, stdout.mark)
 	outs := splitMarked(out[at+len(stdout.mark):], marker, len(cmds))
