@@ -16,6 +16,7 @@ import (
 	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/sshtest"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
 func closedPort(t *testing.T) int {
@@ -215,16 +216,18 @@ func TestRemoteNetworkFreeze(t *testing.T) {
 	}
 }
 
-// TestRemoteManyWaits: more concurrent blocking calls than sshd's
-// MaxSessions (10) on one host all complete, on a second connection the
-// host opens. Without the channel budget the eleventh mux client is
-// refused ("Session open refused by peer") and ssh quietly falls back to
-// a connection of its own, with a full handshake, outside the masters:
-// the check on the number of masters is what tells the two apart.
+// TestRemoteManyWaits: more concurrent waits on one host than sshd takes
+// handshakes at once (MaxStartups, 3 here) all block on the remote server
+// and all return when signalled: a wait runs on a connection of its own
+// (so it can end with its caller), and the host lets only MaxConnecting of
+// them handshake at a time instead of having sshd drop the rest.
 func TestRemoteManyWaits(t *testing.T) {
-	r := newRig(t, remote.Spec{}, nil)
+	s := sshtest.Start(t, "MaxStartups 3")
+	o := fastOptions(s)
+	o.MaxConnecting = 3
+	r := newRigOn(t, s, remote.Spec{}, o)
 	const n = 14
-	c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	errs := make(chan error, n)
 	for i := 0; i < n; i++ {
@@ -233,11 +236,15 @@ func TestRemoteManyWaits(t *testing.T) {
 			errs <- err
 		}(i)
 	}
-	// Every waiter is blocked on the remote server before the signals.
-	deadline := time.Now().Add(20 * time.Second)
-	for len(r.host.PIDs()) < 2 || countWaitFor(t) < n {
+	deadline := time.Now().Add(40 * time.Second)
+	for countWaitFor(t) < n {
+		select {
+		case err := <-errs:
+			t.Fatalf("a waiter ended before the signal: %v", err)
+		default:
+		}
 		if time.Now().After(deadline) {
-			t.Fatalf("waiters: %d tmux wait-for clients, %d masters", countWaitFor(t), len(r.host.PIDs()))
+			t.Fatalf("only %d of %d waits reached the remote server", countWaitFor(t), n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -251,8 +258,37 @@ func TestRemoteManyWaits(t *testing.T) {
 	}
 }
 
-// TestRemoteBusy: with one connection allowed, calls beyond its channels
-// wait for one and fail clearly when none comes free in time.
+// TestRemoteManyChannels: more concurrent calls than sshd's MaxSessions
+// (10) channels of one connection all complete, on a second master. Without
+// the channel budget the eleventh multiplexed client is refused ("Session
+// open refused by peer") and ssh quietly falls back to a connection of its
+// own outside the masters: the number of masters tells the two apart.
+func TestRemoteManyChannels(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	const n = 14
+	errs := make(chan error, n)
+	for i := 0; i < n; i++ {
+		go func() {
+			c, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			// run-shell holds its channel for the second it sleeps.
+			_, err := r.client.Run(c, r.sock, tmux.Command{"run-shell", "sleep 1"})
+			errs <- err
+		}()
+	}
+	for i := 0; i < n; i++ {
+		if err := <-errs; err != nil {
+			t.Fatalf("call: %v", err)
+		}
+	}
+	if got := len(r.host.PIDs()); got != 2 {
+		t.Fatalf("%d masters for %d concurrent calls, want 2", got, n)
+	}
+}
+
+// TestRemoteBusy: with one connection allowed, a call beyond its channels
+// waits for one and fails clearly when none comes free in time, and
+// succeeds once one does.
 func TestRemoteBusy(t *testing.T) {
 	s := sshtest.Start(t, "MaxSessions 2")
 	o := fastOptions(s)
@@ -260,32 +296,31 @@ func TestRemoteBusy(t *testing.T) {
 	r := newRigOn(t, s, remote.Spec{}, o)
 	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	done := make(chan error, 2)
-	for i := 0; i < 2; i++ {
-		go func() {
-			_, err := r.client.RunChild(c, r.sock, tmux.Command{"wait-for", "busy"})
-			done <- err
-		}()
-	}
-	for countWaitFor(t) < 2 {
-		time.Sleep(20 * time.Millisecond)
+	var releases []func()
+	for i := 0; i < 2; i++ { // hold both channels
+		_, release, err := r.host.Start(c, []string{"true"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		releases = append(releases, release)
 	}
 	short, cancel2 := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	defer cancel2()
-	_, err := r.client.RunChild(short, r.sock, tmux.Command{"display-message", "-p", "x"})
+	_, err := r.client.Run(short, r.sock, tmux.Command{"run-shell", "true"})
 	if !errors.Is(err, remote.ErrBusy) || !strings.Contains(err.Error(), "host box") {
 		t.Fatalf("err = %v", err)
 	}
-	r.ts.MustRun("wait-for", "-S", "busy")
-	r.ts.MustRun("wait-for", "-S", "busy")
-	for i := 0; i < 2; i++ {
-		if err := <-done; err != nil {
-			t.Fatal(err)
-		}
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.client.Run(c, r.sock, tmux.Command{"run-shell", "true"})
+		done <- err
+	}()
+	time.Sleep(200 * time.Millisecond)
+	releases[0]()
+	if err := <-done; err != nil {
+		t.Fatalf("after a channel came free: %v", err)
 	}
-	if _, err := r.client.RunChild(c, r.sock, tmux.Command{"display-message", "-p", "x"}); err != nil {
-		t.Fatalf("after the channels came free: %v", err)
-	}
+	releases[1]()
 }
 
 // countWaitFor counts tmux processes running wait-for (the remote side:
@@ -347,8 +382,46 @@ func TestRemoteExecKilledMidWait(t *testing.T) {
 	if _, err := r.client.RunChild(c, r.sock, tmux.Command{"display-message", "-p", "x"}); err != nil {
 		t.Fatalf("next call: %v", err)
 	}
-	// The remote tmux client of the killed call still waits for its
-	// channel (sshd does not signal a command without a terminal when its
-	// channel closes); release it so the test leaves nothing behind.
-	r.ts.MustRun("wait-for", "-S", "never")
+	// The remote tmux client of the killed call ends too (its terminal
+	// was hung up: see tmux.TTYVia).
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool { return countWaitFor(t) == 0 })
+}
+
+// TestRemoteCancelledWait: a remote wait-for (or lock) whose caller gives
+// up leaves no tmux client waiting on the remote host, signalled it
+// returns, a refused one is an error, and the remote server is fine when
+// the abandoned channel is signalled later.
+func TestRemoteCancelledWait(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	r.ts.MustRun("wait-for", "-L", "lk") // held, so the remote lock waits
+	for _, cmd := range []tmux.Command{{"wait-for", "gone"}, {"wait-for", "-L", "lk"}, {"wait-for", "sp ace;$(x)"}} {
+		c, cancel := context.WithTimeout(context.Background(), 1500*time.Millisecond)
+		_, err := r.client.RunChild(c, r.sock, cmd)
+		cancel()
+		if !errors.Is(err, tmux.ErrTimeout) {
+			t.Fatalf("%v: err = %v", cmd, err)
+		}
+		tmuxtest.WaitFor(t, 5*time.Second, func() bool { return countWaitFor(t) == 0 })
+	}
+	r.ts.MustRun("wait-for", "-S", "gone")
+	r.ts.MustRun("wait-for", "-U", "lk")
+	done := make(chan error, 1)
+	go func() {
+		_, err := r.client.RunChild(ctx(t), r.sock, tmux.Command{"wait-for", "later"})
+		done <- err
+	}()
+	tmuxtest.WaitFor(t, 10*time.Second, func() bool { return countWaitFor(t) == 1 })
+	r.ts.MustRun("wait-for", "-S", "later")
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	fresh := tmuxtest.NewWith(t)
+	_, err := r.client.RunChild(ctx(t), tmux.Socket{Path: fresh.SocketPath()}, tmux.Command{"wait-for", "x"})
+	if !errors.Is(err, tmux.ErrNoServer) || !strings.Contains(err.Error(), "host box") {
+		t.Fatalf("no server: %v", err)
+	}
+	if _, err := r.client.RunChild(ctx(t), r.sock, tmux.Command{"wait-for", "-S", "x"}); err != nil {
+		t.Fatalf("wait-for -S: %v", err)
+	}
+	r.ts.MustRun("display-message", "-p", "still alive")
 }

@@ -71,6 +71,11 @@ type Options struct {
 	MaxSessions int
 	// MaxMasters is how many connections one host may have; 4.
 	MaxMasters int
+	// MaxConnecting bounds the handshakes of a host's own-connection
+	// processes (waits, see StartTTY) in progress at once; 4, under
+	// sshd's default MaxStartups (10), beyond which sshd drops new
+	// connections at random.
+	MaxConnecting int
 	// Env, when non-nil, is the environment of every ssh process.
 	Env []string
 }
@@ -97,6 +102,9 @@ func (o Options) withDefaults() Options {
 	if o.MaxMasters <= 0 {
 		o.MaxMasters = 4
 	}
+	if o.MaxConnecting <= 0 {
+		o.MaxConnecting = 4
+	}
 	return o
 }
 
@@ -119,6 +127,8 @@ type Host struct {
 	closed   bool
 	lastErr  string    // the last message of a master that ended
 	lastAt   time.Time // when it was seen
+
+	connecting chan struct{} // StartTTY handshakes in progress
 }
 
 type master struct {
@@ -157,7 +167,8 @@ func New(spec Spec, opts Options) (*Host, error) {
 			return nil, err
 		}
 	}
-	return &Host{spec: spec, opts: opts.withDefaults(), changed: make(chan struct{})}, nil
+	o := opts.withDefaults()
+	return &Host{spec: spec, opts: o, changed: make(chan struct{}), connecting: make(chan struct{}, o.MaxConnecting)}, nil
 }
 
 // ErrBadHost: a host name or destination that is not allowed.
@@ -241,6 +252,35 @@ func (h *Host) Start(ctx context.Context, words []string) ([]string, func(), err
 	argv = append(argv, "-o", "ControlMaster=no", "-o", "ControlPath="+m.path, "--", h.spec.Destination, strings.Join(words, " "))
 	var once sync.Once
 	release := func() { once.Do(func() { h.release(m) }) }
+	return argv, release, nil
+}
+
+// StartTTY implements tmux.TTYVia: the remote command with a terminal
+// (ssh -tt), so that it is hung up when its connection ends. It runs on a
+// connection of its own, not a channel of a master: OpenSSH's multiplexed
+// clients did not relay a terminal session's output nor notice its end
+// here (OpenSSH 9.2), so a wait pays one handshake, which is small next to
+// the wait itself, and holds no channel of the masters. At most
+// MaxConnecting of them handshake at once: the caller releases as soon as
+// the remote command has started (tmux.TTYVia), or when it ends.
+func (h *Host) StartTTY(ctx context.Context, words []string) ([]string, func(), error) {
+	h.mu.Lock()
+	closed := h.closed
+	h.mu.Unlock()
+	if closed {
+		return nil, nil, fmt.Errorf("%w: host %s: closed", tmux.ErrHostUnreachable, h.spec.Name)
+	}
+	select {
+	case h.connecting <- struct{}{}:
+	case <-ctx.Done():
+		return nil, nil, fmt.Errorf("%w: host %s: %d connections were being set up: %w",
+			ErrBusy, h.spec.Name, h.opts.MaxConnecting, ctx.Err())
+	}
+	var once sync.Once
+	release := func() { once.Do(func() { <-h.connecting }) }
+	argv := append([]string{}, h.opts.SSHCommand...)
+	argv = append(argv, h.baseOptions()...)
+	argv = append(argv, "-tt", "-o", "ControlMaster=no", "-o", "ControlPath=none", "--", h.spec.Destination, strings.Join(words, " "))
 	return argv, release, nil
 }
 

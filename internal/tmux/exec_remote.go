@@ -96,7 +96,15 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 		return nil, fmt.Errorf("tmux: %w", err)
 	}
 
-	argv, release, err := r.Via.Start(ctx, words)
+	// A wait runs with a terminal when the transport offers one, so that
+	// it ends with its caller (see TTYVia); its line is short.
+	tv, tty := r.Via.(TTYVia)
+	tty = tty && blocks(cmds) && len(text) < maxTTYLine
+	startFn := r.Via.Start
+	if tty {
+		startFn = tv.StartTTY
+	}
+	argv, release, err := startFn(ctx, words)
 	if err != nil {
 		return nil, err // it says why (no free channel before ctx ended, no connection)
 	}
@@ -111,6 +119,11 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 	}
 	cmd.Stdin = strings.NewReader(text + "\n")
 	stdout := &startWriter{mark: []byte(marker + "start\n"), started: make(chan struct{})}
+	if tty {
+		// The terminal ends input at ^D on an empty line and writes "\r\n".
+		cmd.Stdin = strings.NewReader(text + "\n\x04")
+		stdout.mark = []byte(marker + "start\r\n")
+	}
 	stdout.buf.limit = maxOutput
 	var stderr limitedBuffer
 	stderr.limit = 64 << 10
@@ -138,6 +151,17 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 			_ = cmd.Process.Kill()
 		}
 	}()
+	if tty {
+		// A terminal command holds only a handshake slot (TTYVia): free
+		// it once the remote command has started.
+		go func() {
+			select {
+			case <-stdout.started:
+				release()
+			case <-stopWatch:
+			}
+		}()
+	}
 	runErr := cmd.Wait()
 	close(stopWatch)
 
@@ -151,6 +175,15 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 
 	host := r.Via.Host()
 	msg := strings.TrimPrefix(lastLine(stderr.String()), "-:1: ")
+	if tty && exitCode(runErr) != 255 {
+		// tmux's errors came through the terminal, after its start line
+		// (or after the echo of our input when it never started).
+		tail := out
+		if at := bytes.Index(out, stdout.mark); at >= 0 {
+			tail = out[at+len(stdout.mark):]
+		}
+		msg = strings.TrimPrefix(lastLine(string(tail)), "-:1: ")
+	}
 	switch {
 	case killed && !started:
 		return nil, startTimeoutError(host, waitStart)
@@ -184,6 +217,13 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 		return nil, fmt.Errorf("%w: host %s: the connection ended during the call, which may or may not have run (%s)",
 			ErrHostUnreachable, host, why)
 	}
+	if tty {
+		// A wait prints nothing: what is there is tmux's error.
+		if code == 0 {
+			return [][]byte{{}}, nil
+		}
+		return nil, newCommandError(cmds[0], msg, code)
+	}
 	at := bytes.Index(out, stdout.mark)
 	outs := splitMarked(out[at+len(stdout.mark):], marker, len(cmds))
 	if code == 0 {
@@ -191,4 +231,45 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 	}
 	failed := len(outs) - 1
 	return outs[:failed], newCommandError(cmds[failed], msg, code)
+}
+
+// TTYVia is a Via that can also run a command with a terminal (ssh -tt).
+// A remote tmux client blocked in wait-for has read all its input, and
+// sshd does not signal a command without a terminal when its channel
+// closes: such a wait would outlive a caller that gave up, until someone
+// signalled the channel. With a terminal, the end of the connection hangs
+// it up and the client exits. Only waits use it: a terminal turns "\n"
+// into "\r\n", merges stderr into stdout, and limits an input line to
+// 4 KiB. StartTTY's release may be called twice: once the remote command
+// has started (it bounds handshakes, not waits) and when it ends.
+type TTYVia interface {
+	Via
+	StartTTY(ctx context.Context, words []string) (argv []string, release func(), err error)
+}
+
+// maxTTYLine keeps a wait's input line inside the terminal's line buffer
+// (4095 bytes in Linux's canonical mode); longer ones go without one.
+const maxTTYLine = 3000
+
+// blocks reports whether a call is one wait-for that waits: on a channel
+// or for a lock (-S signals and -U unlocks, which return at once).
+func blocks(cmds []Command) bool {
+	if len(cmds) != 1 || len(cmds[0]) < 2 || (cmds[0][0] != "wait-for" && cmds[0][0] != "wait") {
+		return false
+	}
+	args := cmds[0][1:]
+	return len(args) == 1 || len(args) == 2 && args[0] == "-L"
+}
+
+// exitCode is the exit status of a finished process (0 without an error,
+// -1 for a signal or an error that is not an exit status).
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	return -1
 }
