@@ -112,8 +112,26 @@ func TestRemoteSSHKilledMidWait(t *testing.T) {
 	defer sub.Close()
 	r.ts.MustRun("send-keys", "-t", "main", "echo marker-one", "Enter")
 	waitOutput(t, sub, "marker-one")
-	for pid := range ws.PIDs() {
-		_ = syscall.Kill(pid, syscall.SIGKILL)
+	// ws.PIDs names the remote tmux client (what list-clients shows);
+	// the ssh carrying it is our child with the watcher's attach flags.
+	remotePIDs := ws.PIDs()
+	clients := r.ts.MustRun("list-clients", "-F", "#{client_pid}")
+	for pid := range remotePIDs {
+		if !strings.Contains(clients, fmt.Sprint(pid)) {
+			t.Fatalf("watcher pid %d is not a client of the remote server: %q", pid, clients)
+		}
+	}
+	killed := 0
+	for _, p := range sshChildren() {
+		if cmd, _ := os.ReadFile("/proc/" + p + "/cmdline"); strings.Contains(string(cmd), "pause-after") {
+			var pid int
+			_, _ = fmt.Sscan(p, &pid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killed++
+		}
+	}
+	if killed != 1 {
+		t.Fatalf("killed %d ssh processes, want the watcher's one", killed)
 	}
 	select {
 	case <-sub.Notify():
@@ -137,7 +155,7 @@ func TestRemoteSSHKilledMidWait(t *testing.T) {
 	r.ts.MustRun("send-keys", "-t", "main", "echo marker-two", "Enter")
 	waitOutput(t, sub2, "marker-two")
 	// Only the new watcher is attached on the remote server.
-	clients := r.ts.MustRun("list-clients", "-F", "#{client_control_mode}")
+	clients = r.ts.MustRun("list-clients", "-F", "#{client_control_mode}")
 	if strings.Count(clients, "1") != 1 {
 		t.Fatalf("remote control clients: %q", clients)
 	}

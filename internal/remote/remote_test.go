@@ -3,6 +3,7 @@ package remote_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -148,6 +149,11 @@ func TestRemoteRoundTrip(t *testing.T) {
 	}
 	if _, ok := r.runner.Identity(r.sock); !ok {
 		t.Fatal("no live control connection after the calls")
+	}
+	// ClientPIDs names the engine's client as the remote server lists it.
+	clients := r.ts.MustRun("list-clients", "-F", "#{client_pid}")
+	if pids := r.runner.ClientPIDs(); len(pids) != 1 || strings.TrimSpace(clients) != fmt.Sprint(pids[0]) {
+		t.Fatalf("ClientPIDs %v, remote clients %q", pids, clients)
 	}
 }
 

@@ -99,6 +99,9 @@ type engineConn struct {
 	sockPath string
 	sockInfo os.FileInfo // nil for a remote server: its socket is not here
 	id       ServerIdentity
+	// clientPID is the control client's pid as its tmux server lists it
+	// (#{client_pid}): on a remote host, not our ssh process's.
+	clientPID int
 }
 
 // sameSocket checks that the socket file is still the one the connection
@@ -422,12 +425,16 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 		}
 		return nil, !refused, err
 	}
-	outs, err = c.run(ctx, []Command{{"display-message", "-p", "#{pid} #{start_time}"}}, nil)
+	outs, err = c.run(ctx, []Command{{"display-message", "-p", "#{pid} #{start_time} #{client_pid}"}}, nil)
 	if err != nil {
 		c.fail(fmt.Errorf("%w: %v", ErrControlLost, err))
 		return nil, errors.Is(err, errNotSent) || errors.Is(err, ErrControlLost), nil
 	}
 	got := strings.Fields(string(outs[0]))
+	if len(got) == 3 {
+		c.clientPID, _ = strconv.Atoi(got[2])
+		got = got[:2]
+	}
 	if len(got) != 2 || got[0] != want.PID || got[1] != want.StartTime {
 		c.fail(fmt.Errorf("%w: attached to another server than the one listed", ErrControlLost))
 		return nil, true, nil
@@ -452,7 +459,11 @@ func (r *ControlRunner) ClientPIDs() []int {
 	var pids []int
 	for _, s := range socks {
 		s.sem <- struct{}{}
-		if s.conn != nil && !s.conn.isDead() && s.conn.pid() != 0 {
+		switch {
+		case s.conn == nil || s.conn.isDead():
+		case s.conn.clientPID != 0:
+			pids = append(pids, s.conn.clientPID)
+		case s.conn.pid() != 0:
 			pids = append(pids, s.conn.pid())
 		}
 		<-s.sem

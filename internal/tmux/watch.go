@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +26,9 @@ type Watcher struct {
 	session string
 
 	c *controlConn
+	// clientPID is the remote control client's pid (#{client_pid} there);
+	// 0 for a local watcher, whose client is c's own process.
+	clientPID int
 
 	mu      sync.Mutex
 	subs    map[string]map[*Subscription]struct{} // pane id -> subscriptions
@@ -97,6 +102,18 @@ func startWatcher(bin string, env []string, sock Socket, session string, via Via
 	}
 	select {
 	case <-w.ready:
+		if via != nil {
+			// Results leave our own clients out by pid: on a remote host
+			// that is the remote client's, not our ssh's.
+			ctx, cancel := context.WithDeadline(context.Background(), attachBy)
+			outs, err := w.Command(ctx, Command{"display-message", "-p", "#{client_pid}"})
+			cancel()
+			if err != nil {
+				w.Close()
+				return nil, fmt.Errorf("attaching to session %s: %w", session, err)
+			}
+			w.clientPID, _ = strconv.Atoi(strings.TrimSpace(string(outs[0])))
+		}
 		return w, nil
 	case <-w.done:
 		return nil, fmt.Errorf("attaching to session %s: %w", session, w.Err())

@@ -135,7 +135,9 @@ func (ws *Watchers) PIDs() map[int]bool {
 	defer ws.mu.Unlock()
 	out := map[int]bool{}
 	for _, w := range ws.m {
-		if pid := w.c.pid(); pid != 0 {
+		if w.clientPID != 0 {
+			out[w.clientPID] = true
+		} else if pid := w.c.pid(); pid != 0 {
 			out[pid] = true
 		}
 	}
