@@ -177,6 +177,10 @@ func TestRemoteCaptureForgery(t *testing.T) {
 		t.Fatal(err)
 	}
 	id, _ := r.runner.Identity(r.sock)
+	// The capture goes to the remote one-off path, not through a capture
+	// file: that directory would be on this host, not the remote one.
+	spawns := 0
+	r.runner.ExecFallback().(*tmux.ExecRunner).OnSpawn = func([]string) { spawns++ }
 	outs, err := r.client.Run(ctx(t), r.sock,
 		tmux.Command{"capture-pane", "-p", "-t", "main"},
 		tmux.Command{"list-panes", "-t", "main", "-F", "#{pane_id}"},
@@ -194,6 +198,9 @@ func TestRemoteCaptureForgery(t *testing.T) {
 	}
 	if len(strings.Split(strings.TrimRight(string(outs[2]), "\n"), "\n")) != 4 {
 		t.Fatalf("ranged capture: %q", outs[2])
+	}
+	if spawns != 1 {
+		t.Fatalf("%d remote one-off calls for the capture, want 1", spawns)
 	}
 	id2, ok := r.runner.Identity(r.sock)
 	if !ok || id2 != id {
