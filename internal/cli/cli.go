@@ -689,6 +689,9 @@ func doctor(ctx context.Context, cfg config.Config, stdout io.Writer) int {
 	}
 	say("prompt tools", "%v%s", cfg.PromptsAsTools, from("prompts-as-tools"))
 	doctorHTTP(ctx, cfg, say)
+	if !doctorHosts(ctx, cfg, say) {
+		ok = false
+	}
 	self, _ := os.Executable()
 	fmt.Fprintf(stdout, "\nRegister it with a client, for example:\n  claude mcp add tmux -- %s\n  codex mcp add tmux -- %s\n", self, self)
 	if !ok {

@@ -141,6 +141,10 @@ type Config struct {
 	// HTTP holds the settings of serve --http; zero values are defaults.
 	HTTP HTTP
 
+	// Remote tmux hosts (hosts.go); the local machine is always there too.
+	Hosts      []Host
+	SSHCommand []string // the ssh invocation for remote hosts; nil means "ssh"
+
 	// From names where each setting came from, keyed by its flag name
 	// (Setting.Flag): "--flag", the variable read (TMUX_MCP_* or the
 	// reference's LIBTMUX_*), or "default". Load fills it; doctor shows it.
@@ -217,6 +221,8 @@ var Settings = []Setting{
 	{Flag: "oauth-jwks", Env: "TMUX_MCP_OAUTH_JWKS", Default: "none", Usage: "JWKS file or URL verifying the issuer's JWTs", HTTP: true},
 	{Flag: "oauth-audience", Env: "TMUX_MCP_OAUTH_AUDIENCE", Default: "this server's /mcp URL", Usage: "the aud a JWT must carry", HTTP: true},
 	{Flag: "oauth-scope-tiers", Env: "TMUX_MCP_OAUTH_SCOPE_TIERS", Default: "tmux:read=readonly,tmux:write=mutating,tmux:admin=destructive", Usage: "comma-separated scope=tier pairs mapping JWT scopes to safety tiers", HTTP: true},
+	{Flag: "hosts", Env: "TMUX_MCP_HOSTS", Default: "none", Usage: "remote tmux hosts over ssh: comma-separated name=destination[?tmux=BIN&socket=NAME]"},
+	{Flag: "ssh-command", Env: "TMUX_MCP_SSH_COMMAND", Default: "ssh", Usage: "the ssh invocation for remote hosts, split into words without a shell (e.g. \"ssh -F file\")"},
 }
 
 // Warning is a problem with a setting that was handled by falling back.
@@ -318,6 +324,10 @@ func Load(env Getenv, flags map[string]string) (Config, []Warning, error) {
 			c.HTTP.OAuthAudience = strings.TrimSpace(v)
 		case "oauth-scope-tiers":
 			c.HTTP.OAuthScopeTiers, err = parseScopeTiers(v, src)
+		case "hosts":
+			c.Hosts, err = ParseHosts(v, src)
+		case "ssh-command":
+			c.SSHCommand, err = ParseSSHCommand(v, src)
 		}
 		if w != "" {
 			warns = append(warns, w)

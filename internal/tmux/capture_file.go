@@ -29,9 +29,11 @@ import (
 // connection and a file read instead of a tmux process (a few ms).
 //
 // The directory must be on the host of the tmux server, which writes the
-// file: that is this host while the control client runs locally. A control
-// client reached over SSH needs a remote variant (a directory on that host
-// and a way to read the file back); the SSH issue has to build it.
+// file: that is this host while the control client runs locally. On a
+// remote host (ControlRunner.Via) captures go to the remote one-off path
+// instead ("tmux source-file -" over a channel of the host's ssh master,
+// exec_remote.go): the text travels on that call's own stream, framed by
+// per-call nonce markers, never on the shared control connection.
 
 // captureFiles is the runner's private directory for capture files, made on
 // first use and removed at Close.

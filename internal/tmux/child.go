@@ -14,3 +14,8 @@ import "os/exec"
 // pipe too, but a one-off client has no stdin to watch; on Linux the
 // kernel's parent-death signal covers every child (see child_linux.go).
 func startChild(cmd *exec.Cmd) error { return startWithDeathSignal(cmd) }
+
+// StartChild starts cmd the way this package starts tmux clients, so it
+// dies with this process (on Linux by the parent-death signal). Package
+// remote starts its ssh connection masters with it.
+func StartChild(cmd *exec.Cmd) error { return startChild(cmd) }

@@ -59,6 +59,12 @@ type controlConn struct {
 	// onEvent receives every notification on the reader goroutine, while
 	// the connection is live. It must not block for long.
 	onEvent func(control.Event)
+
+	// startLine, when set, is a line the remote command prints just
+	// before it starts tmux: the client runs behind a remote login shell,
+	// whose dotfiles may print anything first, so every line up to and
+	// including this one is dropped. Set before the reader starts.
+	startLine string
 }
 
 // errNotSent: the connection was already dead, nothing was written.
@@ -80,6 +86,12 @@ func (w stderrWriter) Write(p []byte) (int, error) {
 // client sees EOF on its stdin as soon as this process lets go of it or
 // dies, and exits.
 func startControl(argv []string, env []string, onEvent func(control.Event)) (*controlConn, error) {
+	return startControlOpts(argv, env, onEvent, "", nil)
+}
+
+// startControlOpts is startControl with the remote options: startLine (see
+// controlConn.startLine) and release, called once the process has exited.
+func startControlOpts(argv []string, env []string, onEvent func(control.Event), startLine string, release func()) (*controlConn, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("tmux: empty control client argv")
 	}
@@ -94,7 +106,7 @@ func startControl(argv []string, env []string, onEvent func(control.Event)) (*co
 		return nil, err
 	}
 	c := &controlConn{stdin: inW, dead: make(chan struct{}), exited: make(chan struct{}),
-		readDone: make(chan struct{}), attached: make(chan struct{}), onEvent: onEvent}
+		readDone: make(chan struct{}), attached: make(chan struct{}), onEvent: onEvent, startLine: startLine}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = inR
 	cmd.Stdout = outW
@@ -108,6 +120,9 @@ func startControl(argv []string, env []string, onEvent func(control.Event)) (*co
 	if err != nil {
 		inW.Close()
 		outR.Close()
+		if release != nil {
+			release()
+		}
 		return nil, startError(argv[0], err)
 	}
 	c.proc = cmd
@@ -117,6 +132,9 @@ func startControl(argv []string, env []string, onEvent func(control.Event)) (*co
 	}()
 	go func() {
 		_ = cmd.Wait()
+		if release != nil {
+			release()
+		}
 		close(c.exited)
 		// A process the client left behind may hold the pipe open: once
 		// the client is gone, give the reader a moment for what is
@@ -477,9 +495,16 @@ func (c *controlConn) read(out io.Reader) {
 	// keeps): %output lines are the hot path of every wait.
 	var line []byte
 	attached := false
+	noise := c.startLine != ""
 	for {
 		var err error
 		line, err = readLine(br, line[:0], maxOutput+1)
+		if noise && err == nil {
+			if string(bytes.TrimSuffix(line, []byte("\r"))) == c.startLine {
+				noise = false
+			}
+			continue
+		}
 		if err != nil {
 			c.pmu.Lock()
 			msg := strings.TrimSpace(c.stderr.String())

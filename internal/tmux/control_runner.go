@@ -71,6 +71,11 @@ type ControlRunner struct {
 	// so a hanging control client costs one call that much, not every
 	// call its whole timeout.
 	AttachTimeout time.Duration
+	// Via, when set, reaches the tmux server on another host (see Via):
+	// the control client and the exec'd calls run there, Bin is the
+	// remote tmux binary, and captures go to the remote exec runner
+	// (capture files would be written on the remote host).
+	Via Via
 
 	mu     sync.Mutex
 	socks  map[Socket]*ctlSocket
@@ -98,9 +103,12 @@ type ctlSocket struct {
 type engineConn struct {
 	*controlConn
 	sockPath string
-	sockInfo os.FileInfo
+	sockInfo os.FileInfo // nil for a remote server: its socket is not here
 	id       ServerIdentity
 	stat     func(string) (os.FileInfo, error)
+	// clientPID is the control client's pid as its tmux server lists it
+	// (#{client_pid}): on a remote host, not our ssh process's.
+	clientPID int
 }
 
 // sameSocket checks that the socket file is still the one the connection
@@ -111,6 +119,10 @@ type engineConn struct {
 // unnoticed until a call fails there, as a call for that server's objects
 // will.
 func (c *engineConn) sameSocket() bool {
+	if c.sockInfo == nil {
+		// A remote server's restart ends the connection (%exit).
+		return true
+	}
 	fi, err := c.stat(c.sockPath)
 	return err == nil && os.SameFile(fi, c.sockInfo)
 }
@@ -121,7 +133,7 @@ func (r *ControlRunner) execRunner() *ExecRunner {
 	r.once.Do(func() {
 		r.exec = r.Exec
 		if r.exec == nil {
-			r.exec = &ExecRunner{Bin: r.Bin, Env: r.Env, Timeout: r.Timeout}
+			r.exec = &ExecRunner{Bin: r.Bin, Env: r.Env, Timeout: r.Timeout, Via: r.Via}
 		}
 	})
 	return r.exec
@@ -230,9 +242,19 @@ func (r *ControlRunner) Run(ctx context.Context, sock Socket, cmds ...Command) (
 	if len(cmds) == 0 {
 		return nil, nil
 	}
+	if r.Via != nil {
+		outs, err := r.run(ctx, sock, cmds)
+		return outs, onHost(r.Via, err)
+	}
+	return r.run(ctx, sock, cmds)
+}
+
+func (r *ControlRunner) run(ctx context.Context, sock Socket, cmds []Command) ([][]byte, error) {
 	if !overControl(cmds) {
-		if p := r.planCaptures(sock, cmds); p != nil {
-			return r.runCaptures(ctx, sock, p)
+		if r.Via == nil {
+			if p := r.planCaptures(sock, cmds); p != nil {
+				return r.runCaptures(ctx, sock, p)
+			}
 		}
 		return r.execRunner().Run(ctx, sock, cmds...)
 	}
@@ -260,6 +282,9 @@ func (r *ControlRunner) runConn(ctx context.Context, sock Socket, cmds, fallback
 	for attempt := 0; attempt < 2; attempt++ {
 		conn, err := r.conn(ctx, sock)
 		if err != nil {
+			if ctx.Err() == nil {
+				return nil, false, err // the remote host is out of reach
+			}
 			return nil, false, ctxError(ctx, cmds, start)
 		}
 		if conn == nil {
@@ -285,7 +310,8 @@ func (r *ControlRunner) runConn(ctx context.Context, sock Socket, cmds, fallback
 
 // conn returns the socket's live connection, connecting when there is none
 // or the server behind the socket changed. It returns nil (and no error)
-// when the call should go to exec instead; an error only when ctx ended.
+// when the call should go to exec instead; an error when ctx ended, or
+// when a remote host is out of reach (exec would only fail the same way).
 func (r *ControlRunner) conn(ctx context.Context, sock Socket) (*engineConn, error) {
 	r.mu.Lock()
 	if r.closed {
@@ -324,6 +350,9 @@ func (r *ControlRunner) conn(ctx context.Context, sock Socket) (*engineConn, err
 	}
 	c, retry, err := r.connect(ctx, sock)
 	if c == nil {
+		if errors.Is(err, ErrHostUnreachable) || errors.Is(err, ErrTmuxMissing) {
+			return nil, err
+		}
 		switch {
 		case errors.Is(err, ErrTimeout):
 			// The client started but did not attach: tmux (or whatever
@@ -357,6 +386,9 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 	fields := []string{"pid", "start_time", "socket_path", "session_activity", "session_id"}
 	outs, err := r.execRunner().Run(ctx, sock, Command{"list-sessions", "-F", Format(fields...)})
 	if err != nil {
+		if errors.Is(err, ErrHostUnreachable) || errors.Is(err, ErrTmuxMissing) {
+			return nil, false, err
+		}
 		return nil, true, nil // no server, or no sessions: exec answers this call
 	}
 	rows, err := ParseRows(outs[0], fields)
@@ -381,15 +413,27 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 	if stat == nil {
 		stat = os.Stat
 	}
-	sockInfo, err := stat(best["socket_path"])
-	if err != nil {
-		return nil, true, nil
+	var sockInfo os.FileInfo
+	if r.Via == nil {
+		if sockInfo, err = stat(best["socket_path"]); err != nil {
+			return nil, true, nil
+		}
 	}
 
 	attach := Command{"attach-session", "-f", "no-output,ignore-size", "-t", best["session_id"]}
 	argv := append([]string{"-u", "-N"}, sock.Args()...)
 	argv = append(append(argv, "-C"), attach...)
-	cc, err := startControl(append([]string{r.bin()}, argv...), r.Env, nil)
+	wait := r.AttachTimeout
+	if wait <= 0 {
+		wait = 3 * time.Second
+	}
+	var cc *controlConn
+	if r.Via != nil {
+		cc, argv, err = startRemoteControl(ctx, r.Via, r.bin(), r.Env, sock, best["session_id"], "no-output,ignore-size", nil)
+		wait += r.Via.StartTimeout()
+	} else {
+		cc, err = startControl(append([]string{r.bin()}, argv...), r.Env, nil)
+	}
 	if err != nil {
 		return nil, false, err
 	}
@@ -397,10 +441,6 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 		r.OnConnect(argv)
 	}
 	c = &engineConn{controlConn: cc, sockPath: best["socket_path"], sockInfo: sockInfo, stat: stat}
-	wait := r.AttachTimeout
-	if wait <= 0 {
-		wait = 3 * time.Second
-	}
 	if err := c.waitAttached(ctx, wait, attach); err != nil {
 		var ce *CommandError
 		refused := errors.As(err, &ce)
@@ -408,14 +448,21 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 		if !errors.Is(err, ErrTimeout) && ctx.Err() == nil {
 			c.wait() // refused or gone: it exits at once
 		}
+		if r.Via != nil && !refused {
+			return nil, false, c.remoteStartError(r.Via, err, wait)
+		}
 		return nil, !refused, err
 	}
-	outs, err = c.run(ctx, []Command{{"display-message", "-p", "#{pid} #{start_time}"}}, nil)
+	outs, err = c.run(ctx, []Command{{"display-message", "-p", "#{pid} #{start_time} #{client_pid}"}}, nil)
 	if err != nil {
 		c.fail(fmt.Errorf("%w: %v", ErrControlLost, err))
 		return nil, errors.Is(err, errNotSent) || errors.Is(err, ErrControlLost), nil
 	}
 	got := strings.Fields(string(outs[0]))
+	if len(got) == 3 {
+		c.clientPID, _ = strconv.Atoi(got[2])
+		got = got[:2]
+	}
 	if len(got) != 2 || got[0] != want.PID || got[1] != want.StartTime {
 		c.fail(fmt.Errorf("%w: attached to another server than the one listed", ErrControlLost))
 		return nil, true, nil
@@ -440,7 +487,11 @@ func (r *ControlRunner) ClientPIDs() []int {
 	var pids []int
 	for _, s := range socks {
 		s.sem <- struct{}{}
-		if s.conn != nil && !s.conn.isDead() && s.conn.pid() != 0 {
+		switch {
+		case s.conn == nil || s.conn.isDead():
+		case s.conn.clientPID != 0:
+			pids = append(pids, s.conn.clientPID)
+		case s.conn.pid() != 0:
 			pids = append(pids, s.conn.pid())
 		}
 		<-s.sem

@@ -115,6 +115,10 @@ type ExecRunner struct {
 	// Timeout bounds a call whose context has no deadline; 0 means
 	// DefaultTimeout.
 	Timeout time.Duration
+	// Via, when set, runs each round trip on another host as one
+	// "tmux source-file -" reading the commands from its stdin (see Via
+	// and exec_remote.go); Bin is then the remote tmux binary.
+	Via Via
 }
 
 func (r *ExecRunner) bin() string { return binOrDefault(r.Bin) }
@@ -171,6 +175,10 @@ func packedSize(c Command) int {
 func (r *ExecRunner) Run(ctx context.Context, sock Socket, cmds ...Command) ([][]byte, error) {
 	if len(cmds) == 0 {
 		return nil, nil
+	}
+	if r.Via != nil {
+		outs, err := r.runRemote(ctx, sock, cmds)
+		return outs, onHost(r.Via, err)
 	}
 	var outs [][]byte
 	for start := 0; start < len(cmds); {

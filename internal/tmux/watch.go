@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +26,9 @@ type Watcher struct {
 	session string
 
 	c *controlConn
+	// clientPID is the remote control client's pid (#{client_pid} there);
+	// 0 for a local watcher, whose client is c's own process.
+	clientPID int
 
 	mu      sync.Mutex
 	subs    map[string]map[*Subscription]struct{} // pane id -> subscriptions
@@ -45,18 +50,30 @@ var watchIdle = 5 * time.Second
 // watchAttachTimeout bounds how long attaching a watcher may take.
 const watchAttachTimeout = 5 * time.Second
 
-// startWatcher attaches a watcher to session (an id like "$1").
-func startWatcher(bin string, env []string, sock Socket, session string) (*Watcher, error) {
+// startWatcher attaches a watcher to session (an id like "$1"), on the
+// host via reaches when via is set.
+func startWatcher(bin string, env []string, sock Socket, session string, via Via) (*Watcher, error) {
 	if _, err := ParseSessionID(session); err != nil {
 		return nil, err
 	}
-	attach := Command{"attach-session", "-t", session, "-f", fmt.Sprintf("ignore-size,pause-after=%d", pauseAfter)}
+	flags := fmt.Sprintf("ignore-size,pause-after=%d", pauseAfter)
+	attach := Command{"attach-session", "-t", session, "-f", flags}
 	argv := append([]string{bin, "-u"}, sock.Args()...)
 	// -N: never start a server; attach-session never creates a session.
 	argv = append(append(argv, "-N", "-C"), attach...)
 	w := &Watcher{sock: sock, session: session,
 		subs: map[string]map[*Subscription]struct{}{}, done: make(chan struct{}), ready: make(chan struct{})}
-	c, err := startControl(argv, env, w.handle)
+	attachTimeout := watchAttachTimeout
+	var c *controlConn
+	var err error
+	if via != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), via.StartTimeout()+watchAttachTimeout)
+		c, _, err = startRemoteControl(ctx, via, bin, env, sock, session, flags, w.handle)
+		cancel()
+		attachTimeout += via.StartTimeout()
+	} else {
+		c, err = startControl(argv, env, w.handle)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -69,9 +86,14 @@ func startWatcher(bin string, env []string, sock Socket, session string) (*Watch
 	// printed then is not streamed to us: wait until tmux says we are in
 	// (%session-changed follows the attach command's reply).
 	// One bound for the attach and the session-changed that follows it.
-	attachBy := time.Now().Add(watchAttachTimeout)
-	if err := c.waitAttached(context.Background(), watchAttachTimeout, attach); err != nil {
+	attachBy := time.Now().Add(attachTimeout)
+	if err := c.waitAttached(context.Background(), attachTimeout, attach); err != nil {
 		c.close(fmt.Errorf("%w: attach failed: %v", ErrControlLost, err))
+		var ce *CommandError
+		if via != nil && !errors.As(err, &ce) {
+			<-w.done
+			return nil, c.remoteStartError(via, err, attachTimeout)
+		}
 		if errors.Is(err, ErrTimeout) {
 			return nil, fmt.Errorf("%w: attaching a control client to session %s", ErrTimeout, session)
 		}
@@ -80,6 +102,18 @@ func startWatcher(bin string, env []string, sock Socket, session string) (*Watch
 	}
 	select {
 	case <-w.ready:
+		if via != nil {
+			// Results leave our own clients out by pid: on a remote host
+			// that is the remote client's, not our ssh's.
+			ctx, cancel := context.WithDeadline(context.Background(), attachBy)
+			outs, err := w.Command(ctx, Command{"display-message", "-p", "#{client_pid}"})
+			cancel()
+			if err != nil {
+				w.Close()
+				return nil, fmt.Errorf("attaching to session %s: %w", session, err)
+			}
+			w.clientPID, _ = strconv.Atoi(strings.TrimSpace(string(outs[0])))
+		}
 		return w, nil
 	case <-w.done:
 		return nil, fmt.Errorf("attaching to session %s: %w", session, w.Err())

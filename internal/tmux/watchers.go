@@ -11,6 +11,9 @@ import (
 type Watchers struct {
 	Bin string   // tmux binary
 	Env []string // child environment (nil: inherit)
+	// Via, when set, attaches the watchers on another host (see Via); Bin
+	// is then the remote tmux binary.
+	Via Via
 
 	mu       sync.Mutex
 	m        map[watchKey]*Watcher
@@ -94,7 +97,7 @@ func (ws *Watchers) Get(sock Socket, session string) (*Watcher, error) {
 	ws.starting[k] = started
 	ws.mu.Unlock()
 
-	w, err := startWatcher(binOrDefault(ws.Bin), ws.Env, sock, session)
+	w, err := startWatcher(binOrDefault(ws.Bin), ws.Env, sock, session, ws.Via)
 
 	ws.mu.Lock()
 	defer ws.mu.Unlock()
@@ -132,7 +135,9 @@ func (ws *Watchers) PIDs() map[int]bool {
 	defer ws.mu.Unlock()
 	out := map[int]bool{}
 	for _, w := range ws.m {
-		if pid := w.c.pid(); pid != 0 {
+		if w.clientPID != 0 {
+			out[w.clientPID] = true
+		} else if pid := w.c.pid(); pid != 0 {
 			out[pid] = true
 		}
 	}

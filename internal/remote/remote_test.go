@@ -1,0 +1,272 @@
+package remote_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/remote"
+	"github.com/tmux-mcp/tmux-mcp/internal/sshtest"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
+)
+
+// rig is one test's sshd, an isolated tmux server on this machine (the
+// "remote" side, reached as root over loopback ssh), and a Host for it.
+type rig struct {
+	sshd   *sshtest.Server
+	ts     *tmuxtest.Server
+	host   *remote.Host
+	runner *tmux.ControlRunner
+	client *tmux.Client
+	sock   tmux.Socket // the test server's socket, always given explicitly
+}
+
+func fastOptions(s *sshtest.Server) remote.Options {
+	return remote.Options{SSHCommand: s.SSHCommand(), ConnectTimeout: 3 * time.Second,
+		AliveInterval: time.Second, AliveCount: 2, StartTimeout: 3 * time.Second, Env: tmuxtest.CleanEnv()}
+}
+
+func newRig(t *testing.T, spec remote.Spec, opts *remote.Options, sshdExtra ...string) *rig {
+	t.Helper()
+	s := sshtest.Start(t, sshdExtra...)
+	o := fastOptions(s)
+	if opts != nil {
+		o = *opts
+		if o.SSHCommand == nil {
+			o.SSHCommand = s.SSHCommand()
+		}
+	}
+	return newRigOn(t, s, spec, o)
+}
+
+func newRigOn(t *testing.T, s *sshtest.Server, spec remote.Spec, o remote.Options) *rig {
+	t.Helper()
+	r := &rig{sshd: s, ts: tmuxtest.New(t)}
+	r.sock = tmux.Socket{Path: r.ts.SocketPath()}
+	if spec.Name == "" {
+		spec.Name = "box"
+	}
+	if spec.Destination == "" {
+		spec.Destination = sshtest.Alias
+	}
+	h, err := remote.New(spec, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.host = h
+	r.runner = h.NewRunner()
+	r.client = &tmux.Client{Runner: r.runner}
+	t.Cleanup(func() {
+		_ = r.runner.Close()
+		_ = h.Close()
+		checkNoChildren(t, r)
+	})
+	return r
+}
+
+// checkNoChildren: after Close, no ssh process of ours and no control
+// client on the test's tmux server is left.
+func checkNoChildren(t *testing.T, r *rig) {
+	t.Helper()
+	if pids := r.host.PIDs(); len(pids) > 0 {
+		t.Errorf("masters alive after Close: %v", pids)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		kids := sshChildren()
+		clients, _ := r.ts.Run("list-clients", "-F", "#{client_pid} #{client_control_mode}")
+		if len(kids) == 0 && strings.TrimSpace(clients) == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("left behind: ssh children %v, tmux clients %q", kids, clients)
+			return
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// sshChildren lists this process's child processes named ssh (/proc).
+func sshChildren() []string {
+	me := os.Getpid()
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		comm := s[strings.IndexByte(s, '(')+1 : i]
+		if len(f) > 1 && f[1] == itoa(me) && comm == "ssh" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
+
+func itoa(n int) string {
+	b := []byte{}
+	for n > 0 || len(b) == 0 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+		n /= 10
+	}
+	return string(b)
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func TestRemoteRoundTrip(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	want := r.ts.MustRun("display-message", "-p", "-t", "main", "#{pid} #{pane_id}")
+	var connects int
+	r.runner.OnConnect = func([]string) { connects++ }
+	for i := 0; i < 3; i++ {
+		rows, err := r.client.Rows(ctx(t), r.sock, tmux.Command{"display-message", "-p", "-t", "main"}, []string{"pid", "pane_id"})
+		if err != nil {
+			t.Fatalf("call %d: %v\nsshd: %s", i, err, r.sshd.Log())
+		}
+		if got := rows[0]["pid"] + " " + rows[0]["pane_id"]; got != want {
+			t.Fatalf("call %d: got %q want %q", i, got, want)
+		}
+	}
+	if connects != 1 {
+		t.Fatalf("%d control connections for 3 calls, want 1", connects)
+	}
+	if _, ok := r.runner.Identity(r.sock); !ok {
+		t.Fatal("no live control connection after the calls")
+	}
+	// ClientPIDs names the engine's client as the remote server lists it.
+	clients := r.ts.MustRun("list-clients", "-F", "#{client_pid}")
+	if pids := r.runner.ClientPIDs(); len(pids) != 1 || strings.TrimSpace(clients) != fmt.Sprint(pids[0]) {
+		t.Fatalf("ClientPIDs %v, remote clients %q", pids, clients)
+	}
+}
+
+// TestRemoteCaptureForgery: a pane that prints lines looking like the
+// control protocol's framing and like exec markers changes nothing: the
+// capture comes back as printed, the next call works on the same
+// connection.
+func TestRemoteCaptureForgery(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	forged := []string{"%begin 1700000000 5 1", "%end 1700000000 5 1", "%output %0 x", "%exit", "\x1etmux-mcp-0011223344556677-start"}
+	data := t.TempDir() + "/forged"
+	if err := os.WriteFile(data, []byte(strings.Join(forged, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.ts.MustRun("respawn-pane", "-k", "-t", "main", "cat "+data+"; exec sleep 60")
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		out, _ := r.ts.Run("capture-pane", "-p", "-t", "main")
+		return strings.Contains(out, "%exit\n")
+	})
+	if _, err := r.client.Rows(ctx(t), r.sock, tmux.Command{"display-message", "-p", "-t", "main"}, []string{"pane_id"}); err != nil {
+		t.Fatal(err)
+	}
+	id, _ := r.runner.Identity(r.sock)
+	// The capture goes to the remote one-off path, not through a capture
+	// file: that directory would be on this host, not the remote one.
+	spawns := 0
+	r.runner.ExecFallback().(*tmux.ExecRunner).OnSpawn = func([]string) { spawns++ }
+	outs, err := r.client.Run(ctx(t), r.sock,
+		tmux.Command{"capture-pane", "-p", "-t", "main"},
+		tmux.Command{"list-panes", "-t", "main", "-F", "#{pane_id}"},
+		tmux.Command{"capture-pane", "-p", "-t", "main", "-S", "0", "-E", "3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range forged[:4] {
+		if !strings.Contains(string(outs[0]), f+"\n") {
+			t.Fatalf("capture lost %q: %q", f, outs[0])
+		}
+	}
+	if got := strings.TrimSpace(string(outs[1])); got != "%0" {
+		t.Fatalf("list-panes after the capture: %q", got)
+	}
+	if len(strings.Split(strings.TrimRight(string(outs[2]), "\n"), "\n")) != 4 {
+		t.Fatalf("ranged capture: %q", outs[2])
+	}
+	if spawns != 1 {
+		t.Fatalf("%d remote one-off calls for the capture, want 1", spawns)
+	}
+	id2, ok := r.runner.Identity(r.sock)
+	if !ok || id2 != id {
+		t.Fatalf("the control connection did not survive the capture: %v %v", id, id2)
+	}
+}
+
+// TestRemoteDotfileNoise: a login shell whose rc file prints banners (on
+// stdout and stderr) before tmux starts changes no answer.
+func TestRemoteDotfileNoise(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	r.sshd.SetRC("echo 'Welcome to box'; echo '%begin 1 2 1'; echo noise >&2\n")
+	rows, err := r.client.Rows(ctx(t), r.sock, tmux.Command{"list-panes", "-t", "main"}, []string{"pane_id"})
+	if err != nil || len(rows) != 1 || rows[0]["pane_id"] != "%0" {
+		t.Fatalf("over control: %v %v", rows, err)
+	}
+	outs, err := r.client.Run(ctx(t), r.sock, tmux.Command{"capture-pane", "-p", "-t", "main", "-S", "0", "-E", "0"})
+	if err != nil || strings.Contains(string(outs[0]), "Welcome") {
+		t.Fatalf("over exec: %q %v", outs, err)
+	}
+	if _, ok := r.runner.Identity(r.sock); !ok {
+		t.Fatal("no control connection")
+	}
+}
+
+// TestRemoteShellStartBound: a login shell that hangs in its rc file gives
+// a clear error naming the host within the start bound, not a hang.
+func TestRemoteShellStartBound(t *testing.T) {
+	s := sshtest.Start(t)
+	o := fastOptions(s)
+	o.StartTimeout = time.Second
+	r := newRigOn(t, s, remote.Spec{}, o)
+	s.SetRC("sleep 30\n")
+	start := time.Now()
+	_, err := r.client.Rows(ctx(t), r.sock, tmux.Command{"list-panes", "-t", "main"}, []string{"pane_id"})
+	if err == nil || !strings.Contains(err.Error(), "host box") || !strings.Contains(err.Error(), "did not start tmux within 1s") {
+		t.Fatalf("err = %v", err)
+	}
+	if d := time.Since(start); d > 4*time.Second {
+		t.Fatalf("took %v", d)
+	}
+	s.SetRC("")
+	if _, err := r.client.Rows(ctx(t), r.sock, tmux.Command{"list-panes", "-t", "main"}, []string{"pane_id"}); err != nil {
+		t.Fatalf("after the rc file was fixed: %v", err)
+	}
+}
+
+// TestRemoteNewSession: a call that starts a server works on a socket with
+// no server yet, as an exec'd client would.
+func TestRemoteNewSession(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	fresh := tmuxtest.NewWith(t) // no server
+	sock := tmux.Socket{Path: fresh.SocketPath()}
+	_, err := r.client.Run(ctx(t), sock, tmux.Command{"list-sessions"})
+	if !errors.Is(err, tmux.ErrNoServer) {
+		t.Fatalf("list-sessions on no server: %v", err)
+	}
+	if _, err := r.client.Run(ctx(t), sock, tmux.Command{"new-session", "-d", "-s", "made", "-x", "80", "-y", "24"}); err != nil {
+		t.Fatal(err)
+	}
+	if out := fresh.MustRun("list-sessions", "-F", "#{session_name}"); out != "made" {
+		t.Fatalf("sessions %q", out)
+	}
+	_, err = r.client.Run(ctx(t), sock, tmux.Command{"kill-pane", "-t", "%99"})
+	var ce *tmux.CommandError
+	if !errors.As(err, &ce) || !errors.Is(err, tmux.ErrNotFound) || !strings.Contains(err.Error(), "host box") {
+		t.Fatalf("kill-pane %%99: %v", err)
+	}
+}

@@ -1,0 +1,275 @@
+package tmux
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux/control"
+)
+
+// A one-off call on a remote host. The remote command line is fixed:
+//
+//	exec <bin> -u <socket flags> [start-server ';'] source-file -
+//
+// and the commands travel on stdin as one tmux command line, quoted for
+// tmux's parser (control.Join), as
+//
+//	display-message -p <nonce>start ; c0 ; display-message -p <nonce>0 ; c1 ...
+//
+// tmux runs the line as an exec'd chain would run: an error stops the rest
+// of the line. The start marker tells tmux's output from what the remote
+// login shell printed before it started tmux (dotfile banners): everything
+// before it is dropped. Its absence bounds the start-up: a shell that has
+// not started tmux within Via.StartTimeout is killed and the call fails
+// saying so. The per-call nonce keeps pane text inside a capture from
+// forging a marker, as in ExecRunner's local chains.
+
+// needsServer reports whether a chain would start a tmux server when run
+// as an exec'd client ("source-file -" alone would not).
+func needsServer(cmds []Command) bool {
+	for _, c := range cmds {
+		switch c[0] {
+		case "new-session", "new", "start-server", "start":
+			return true
+		}
+	}
+	return false
+}
+
+// startWriter collects stdout and closes started once the start marker
+// line has been seen.
+type startWriter struct {
+	mu      sync.Mutex
+	buf     limitedBuffer
+	mark    []byte
+	seen    bool
+	started chan struct{}
+}
+
+func (w *startWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n, err := w.buf.Write(p)
+	if !w.seen && bytes.Contains(w.buf.Bytes(), w.mark) {
+		w.seen = true
+		close(w.started)
+	}
+	return n, err
+}
+
+func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command) ([][]byte, error) {
+	for _, c := range cmds {
+		if len(c) == 0 {
+			return nil, errors.New("tmux: empty command")
+		}
+	}
+	start := time.Now()
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+
+	words, err := remoteWords(r.bin(), sock)
+	if err != nil {
+		return nil, err
+	}
+	if needsServer(cmds) {
+		words = append(words, "start-server", "';'")
+	}
+	words = append(words, "source-file", "-")
+
+	marker := "\x1e" + newNonce(8) + "-"
+	line := make([][]string, 0, 2*len(cmds)+1)
+	line = append(line, []string{"display-message", "-p", marker + "start"})
+	for i, c := range cmds {
+		if i > 0 {
+			line = append(line, []string{"display-message", "-p", fmt.Sprintf("%s%d", marker, i-1)})
+		}
+		line = append(line, c)
+	}
+	text, err := control.Join(line...)
+	if err != nil {
+		return nil, fmt.Errorf("tmux: %w", err)
+	}
+
+	// A wait runs with a terminal when the transport offers one, so that
+	// it ends with its caller (see TTYVia); its line is short.
+	tv, tty := r.Via.(TTYVia)
+	tty = tty && blocks(cmds) && len(text) < maxTTYLine
+	startFn := r.Via.Start
+	if tty {
+		startFn = tv.StartTTY
+	}
+	argv, release, err := startFn(ctx, words)
+	if err != nil {
+		return nil, err // it says why (no free channel before ctx ended, no connection)
+	}
+	defer release()
+	if r.OnSpawn != nil {
+		r.OnSpawn(argv)
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.WaitDelay = 500 * time.Millisecond
+	if r.Env != nil {
+		cmd.Env = r.Env
+	}
+	cmd.Stdin = strings.NewReader(text + "\n")
+	stdout := &startWriter{mark: []byte(marker + "start\n"), started: make(chan struct{})}
+	if tty {
+		// The terminal ends input at ^D on an empty line and writes "\r\n".
+		cmd.Stdin = strings.NewReader(text + "\n\x04")
+		stdout.mark = []byte(marker + "start\r\n")
+	}
+	stdout.buf.limit = maxOutput
+	var stderr limitedBuffer
+	stderr.limit = 64 << 10
+	cmd.Stdout = stdout
+	cmd.Stderr = &stderr
+	if err := startChild(cmd); err != nil {
+		return nil, startError(argv[0], err)
+	}
+	// The login shell must start tmux within the bound; after that the
+	// call's own deadline applies.
+	var timedOut bool
+	var tmu sync.Mutex
+	waitStart := r.Via.StartTimeout()
+	stopWatch := make(chan struct{})
+	go func() {
+		t := time.NewTimer(waitStart)
+		defer t.Stop()
+		select {
+		case <-stdout.started:
+		case <-stopWatch:
+		case <-t.C:
+			tmu.Lock()
+			timedOut = true
+			tmu.Unlock()
+			_ = cmd.Process.Kill()
+		}
+	}()
+	if tty {
+		// A terminal command holds only a handshake slot (TTYVia): free
+		// it once the remote command has started.
+		go func() {
+			select {
+			case <-stdout.started:
+				release()
+			case <-stopWatch:
+			}
+		}()
+	}
+	runErr := cmd.Wait()
+	close(stopWatch)
+
+	stdout.mu.Lock()
+	out := stdout.buf.Bytes()
+	started, overflow := stdout.seen, stdout.buf.overflow
+	stdout.mu.Unlock()
+	tmu.Lock()
+	killed := timedOut
+	tmu.Unlock()
+
+	host := r.Via.Host()
+	msg := strings.TrimPrefix(lastLine(stderr.String()), "-:1: ")
+	if tty && exitCode(runErr) != 255 {
+		// tmux's errors came through the terminal, after its start line
+		// (or after the echo of our input when it never started).
+		tail := out
+		if at := bytes.Index(out, stdout.mark); at >= 0 {
+			tail = out[at+len(stdout.mark):]
+		}
+		msg = strings.TrimPrefix(lastLine(string(tail)), "-:1: ")
+	}
+	switch {
+	case killed && !started:
+		return nil, startTimeoutError(host, waitStart)
+	case ctx.Err() != nil:
+		return nil, ctxError(ctx, cmds, start)
+	case overflow:
+		return nil, fmt.Errorf("tmux: reply larger than %d bytes", maxOutput)
+	}
+	var exitErr *exec.ExitError
+	if runErr != nil && !errors.As(runErr, &exitErr) {
+		return nil, startError(argv[0], runErr)
+	}
+	code := 0
+	if exitErr != nil {
+		code = exitErr.ExitCode()
+	}
+	if !started {
+		switch code {
+		case 1: // tmux ran and refused the whole line: no server, a parse error
+			return nil, newCommandError(cmds[0], msg, 1)
+		case 126, 127: // the shell could not run the tmux binary
+			return nil, fmt.Errorf("%w: %s on host %s (%s)", ErrTmuxMissing, r.bin(), host, msg)
+		}
+		return nil, hostError(host, stderr.String())
+	}
+	if code == 255 || code == -1 { // ssh failed, or was killed by a signal
+		why := msg
+		if why == "" {
+			why = "ssh " + runErr.Error()
+		}
+		return nil, fmt.Errorf("%w: host %s: the connection ended during the call, which may or may not have run (%s)",
+			ErrHostUnreachable, host, why)
+	}
+	if tty {
+		// A wait prints nothing: what is there is tmux's error.
+		if code == 0 {
+			return [][]byte{{}}, nil
+		}
+		return nil, newCommandError(cmds[0], msg, code)
+	}
+	at := bytes.Index(out, stdout.mark)
+	outs := splitMarked(out[at+len(stdout.mark):], marker, len(cmds))
+	if code == 0 {
+		return outs, nil
+	}
+	failed := len(outs) - 1
+	return outs[:failed], newCommandError(cmds[failed], msg, code)
+}
+
+// TTYVia is a Via that can also run a command with a terminal (ssh -tt).
+// A remote tmux client blocked in wait-for has read all its input, and
+// sshd does not signal a command without a terminal when its channel
+// closes: such a wait would outlive a caller that gave up, until someone
+// signalled the channel. With a terminal, the end of the connection hangs
+// it up and the client exits. Only waits use it: a terminal turns "\n"
+// into "\r\n", merges stderr into stdout, and limits an input line to
+// 4 KiB. StartTTY's release may be called twice: once the remote command
+// has started (it bounds handshakes, not waits) and when it ends.
+type TTYVia interface {
+	Via
+	StartTTY(ctx context.Context, words []string) (argv []string, release func(), err error)
+}
+
+// maxTTYLine keeps a wait's input line inside the terminal's line buffer
+// (4095 bytes in Linux's canonical mode); longer ones go without one.
+const maxTTYLine = 3000
+
+// blocks reports whether a call is one wait-for that waits: on a channel
+// or for a lock (-S signals and -U unlocks, which return at once).
+func blocks(cmds []Command) bool {
+	if len(cmds) != 1 || len(cmds[0]) < 2 || (cmds[0][0] != "wait-for" && cmds[0][0] != "wait") {
+		return false
+	}
+	args := cmds[0][1:]
+	return len(args) == 1 || len(args) == 2 && args[0] == "-L"
+}
+
+// exitCode is the exit status of a finished process (0 without an error,
+// -1 for a signal or an error that is not an exit status).
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ee):
+		return ee.ExitCode()
+	}
+	return -1
+}

@@ -1,0 +1,94 @@
+package tmux_test
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
+)
+
+// shellVia runs the remote command line the way sshd does, through a
+// login shell's "-c", but on this machine: it checks that the fixed
+// remote command lines mean the same to bash, zsh, dash and fish (sshd
+// hands the joined words to the user's shell, whichever it is).
+type shellVia struct{ shell string }
+
+func (v shellVia) Host() string                { return "shell-" + v.shell }
+func (v shellVia) StartTimeout() time.Duration { return 5 * time.Second }
+func (v shellVia) Start(_ context.Context, words []string) ([]string, func(), error) {
+	return []string{v.shell, "-c", strings.Join(words, " ")}, func() {}, nil
+}
+
+// TestViaUnderShells: the engine (control client with a "$N" session
+// argument and the echoed start line), the one-off path (source-file -,
+// with start-server ';' when a call starts a server), captures, watchers,
+// and a value full of shell syntax, through each shell installed.
+func TestViaUnderShells(t *testing.T) {
+	for _, sh := range []string{"bash", "zsh", "dash", "fish"} {
+		t.Run(sh, func(t *testing.T) {
+			path, err := exec.LookPath(sh)
+			if err != nil {
+				t.Skipf("%s not installed", sh)
+			}
+			ts := tmuxtest.New(t)
+			via := shellVia{path}
+			r := &tmux.ControlRunner{Bin: ts.Bin, Env: tmuxtest.CleanEnv(), Via: via}
+			connects := 0
+			r.OnConnect = func([]string) { connects++ }
+			t.Cleanup(func() { _ = r.Close() })
+			c := &tmux.Client{Runner: r}
+			sock := tmux.Socket{Name: ts.Socket.Name}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			for i := 0; i < 2; i++ {
+				rows, err := c.Rows(ctx, sock, tmux.Command{"list-panes", "-t", "main"}, []string{"pane_id", "session_id"})
+				if err != nil || len(rows) != 1 || rows[0]["pane_id"] != "%0" {
+					t.Fatalf("list-panes: %v %v", rows, err)
+				}
+			}
+			if _, live := r.Identity(sock); connects != 1 || !live {
+				t.Fatalf("%d control connections, live %v", connects, live)
+			}
+			value := `$(touch x) ; a | b & c` + "`id`" + ` '"' {a,b} ~ * $HOME !! (x)`
+			if _, err := c.Run(ctx, sock, tmux.Command{"set-buffer", "-b", "v", "--", value}); err != nil {
+				t.Fatal(err)
+			}
+			if got := ts.MustRun("show-buffer", "-b", "v"); got != value {
+				t.Fatalf("buffer %q", got)
+			}
+			outs, err := c.Run(ctx, sock, tmux.Command{"capture-pane", "-p", "-t", "main", "-S", "0", "-E", "1"})
+			if err != nil || strings.Count(string(outs[0]), "\n") != 2 {
+				t.Fatalf("capture %q %v", outs, err)
+			}
+			fresh := tmuxtest.NewWith(t)
+			fsock := tmux.Socket{Name: fresh.Socket.Name}
+			if _, err := c.Run(ctx, fsock, tmux.Command{"new-session", "-d", "-s", "n", "-x", "20", "-y", "5"}); err != nil {
+				t.Fatalf("new-session on a fresh socket: %v", err)
+			}
+			ws := &tmux.Watchers{Bin: ts.Bin, Env: tmuxtest.CleanEnv(), Via: via}
+			defer ws.CloseAll()
+			sess := ts.MustRun("display-message", "-p", "-t", "main", "#{session_id}")
+			w, err := ws.Get(sock, sess)
+			if err != nil {
+				t.Fatalf("watcher: %v", err)
+			}
+			sub := w.Subscribe("%0", "@0")
+			defer sub.Close()
+			ts.MustRun("send-keys", "-t", "main", "-l", "echo shell-out-ok")
+			var got string
+			deadline := time.After(10 * time.Second)
+			for !strings.Contains(got, "shell-out-ok") {
+				select {
+				case <-sub.Notify():
+					got += string(sub.Take())
+				case <-deadline:
+					t.Fatalf("no output: %q", got)
+				}
+			}
+		})
+	}
+}
