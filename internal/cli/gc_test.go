@@ -38,3 +38,23 @@ func TestApplyGCSettings(t *testing.T) {
 		})
 	}
 }
+
+// TestApplyHTTPMemoryLimit: serve --http runs with the larger limit, and a
+// user's GOMEMLIMIT still wins.
+func TestApplyHTTPMemoryLimit(t *testing.T) {
+	old := debug.SetMemoryLimit(math.MaxInt64)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	for _, tc := range []struct {
+		env  map[string]string
+		want int64
+	}{
+		{nil, httpMemoryLimit},
+		{map[string]string{"GOMEMLIMIT": "1GiB"}, memoryLimit},
+	} {
+		debug.SetMemoryLimit(memoryLimit)
+		applyHTTPMemoryLimit(func(k string) string { return tc.env[k] })
+		if got := debug.SetMemoryLimit(-1); got != tc.want {
+			t.Errorf("env %v: memory limit %d, want %d", tc.env, got, tc.want)
+		}
+	}
+}
