@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -302,6 +303,15 @@ func (r *ControlRunner) runConn(ctx context.Context, sock Socket, cmds, fallback
 		}
 		if err != nil && ctx.Err() != nil && (err == ctx.Err() || errors.Is(err, ErrControlLost)) {
 			return nil, false, ctxError(ctx, cmds, start)
+		}
+		if errors.Is(err, ErrControlLost) && conn.sockInfo != nil {
+			// The connection ended under the call. The socket is looked
+			// at only on connect and on error (not per call), so this is
+			// where a server that exited is told apart from a lost client:
+			// with its socket gone, what the caller meets is no server.
+			if _, serr := conn.stat(conn.sockPath); errors.Is(serr, fs.ErrNotExist) {
+				return nil, false, fmt.Errorf("%w: %w", ErrNoServer, err)
+			}
 		}
 		return outs, false, err
 	}
