@@ -99,8 +99,11 @@ func rawCatPane(t *testing.T, e *env, file string) string {
 // format job given to tmux unescaped does run.
 func TestHostileMarkerWouldAppear(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	// The directory is made before the tmux server so its removal runs
+	// after the server is killed: a format job the loop below started late
+	// can still touch the marker while the test ends.
 	marker := filepath.Join(t.TempDir(), "PWNED")
+	e := newEnv(t)
 	// tmux 3.3a does not always start a format job on the first expansion
 	// (about one time in four on a fresh server), so expand it until it
 	// does. The same gap is why every hostile case below is also checked
