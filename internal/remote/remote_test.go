@@ -76,7 +76,7 @@ func checkNoChildren(t *testing.T, r *rig) {
 	if pids := r.host.PIDs(); len(pids) > 0 {
 		t.Errorf("masters alive after Close: %v", pids)
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		kids := sshChildren()
 		clients, _ := r.ts.Run("list-clients", "-F", "#{client_pid} #{client_control_mode}")

@@ -142,6 +142,11 @@ func Start(t testing.TB, extra ...string) *Server {
 		"PrintLastLog no",
 		"Banner none",
 		"Subsystem sftp internal-sftp",
+		// A client lost to a frozen network is dropped within ~3 s, as a
+		// production sshd with keep-alives would, so the remote tmux
+		// client it ran ends too (the no-leftovers checks look for it).
+		"ClientAliveInterval 1",
+		"ClientAliveCountMax 2",
 		// The login shell reads its dotfiles from here, not from the
 		// machine's home (see the package comment).
 		"SetEnv HOME=" + s.Home,
