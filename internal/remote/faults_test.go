@@ -242,7 +242,10 @@ func TestRemoteNetworkFreeze(t *testing.T) {
 func TestRemoteManyWaits(t *testing.T) {
 	s := sshtest.Start(t, "MaxStartups 3")
 	o := fastOptions(s)
-	o.MaxConnecting = 3
+	// One handshake fewer than sshd takes: the host's master (one-off
+	// calls) may be handshaking at the same time, and sshd resets a
+	// fourth (CI saw "Connection reset" once with MaxConnecting 3).
+	o.MaxConnecting = 2
 	r := newRigOn(t, s, remote.Spec{}, o)
 	const n = 14
 	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
