@@ -28,37 +28,8 @@ import (
 // Besides ns/op and allocs it reports p50-us (the median call) and
 // gc-cycles/op (collections started per call).
 func BenchmarkJSONCost(b *testing.B) {
-	ts := tmuxtest.New(b)
-	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Destructive, WaitMax: 30, SuppressHistory: true}
-	cr := &tmux.ControlRunner{Bin: ts.Bin, Env: tmuxtest.CleanEnv()}
-	b.Cleanup(func() { _ = cr.Close() })
-	srv, err := New(cfg, Options{Tmux: &tmux.Client{Runner: cr}, Logger: slog.New(slog.DiscardHandler), ChildEnv: tmuxtest.CleanEnv()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(srv.watch.CloseAll)
+	cs, info, noop := benchFloor(b, tmuxtest.New(b))
 	ctx := context.Background()
-	// The canned answer is one real get_pane_info answer, read through a
-	// first SDK server before the floor tool exists.
-	ms := srv.MCP()
-	cs := connectBench(b, ms)
-	info := &mcp.CallToolParams{Name: "get_pane_info", Arguments: map[string]any{"pane_id": "%0"}}
-	first, err := cs.CallTool(ctx, info)
-	if err != nil || first.IsError {
-		b.Fatal(err, first)
-	}
-	structured, err := json.Marshal(first.StructuredContent)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ms.AddTool(&mcp.Tool{Name: "bench_noop", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: first.Content, StructuredContent: json.RawMessage(structured), Meta: first.Meta}, nil
-		})
-	noop := &mcp.CallToolParams{Name: "bench_noop", Arguments: map[string]any{"pane_id": "%0"}}
-	if res, err := cs.CallTool(ctx, noop); err != nil || res.IsError || text(res) != text(first) {
-		b.Fatalf("floor tool: %v %+v", err, res)
-	}
 	for _, gc := range []int{100, 400} {
 		for _, c := range []struct {
 			name string
@@ -104,4 +75,41 @@ func connectBench(b *testing.B, ms *mcp.Server) *mcp.ClientSession {
 	}
 	b.Cleanup(func() { _ = cs.Close() })
 	return cs
+}
+
+// benchFloor serves get_pane_info on ts's server and, beside it, the floor:
+// a no-op tool that answers one real get_pane_info answer verbatim, read
+// through the same SDK server before the floor tool exists. The two
+// parameter sets call each through the returned client.
+func benchFloor(b *testing.B, ts *tmuxtest.Server) (cs *mcp.ClientSession, info, noop *mcp.CallToolParams) {
+	b.Helper()
+	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Destructive, WaitMax: 30, SuppressHistory: true}
+	cr := &tmux.ControlRunner{Bin: ts.Bin, Env: tmuxtest.CleanEnv()}
+	b.Cleanup(func() { _ = cr.Close() })
+	srv, err := New(cfg, Options{Tmux: &tmux.Client{Runner: cr}, Logger: slog.New(slog.DiscardHandler), ChildEnv: tmuxtest.CleanEnv()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(srv.watch.CloseAll)
+	ctx := context.Background()
+	ms := srv.MCP()
+	cs = connectBench(b, ms)
+	info = &mcp.CallToolParams{Name: "get_pane_info", Arguments: map[string]any{"pane_id": "%0"}}
+	first, err := cs.CallTool(ctx, info) // also connects the engine
+	if err != nil || first.IsError {
+		b.Fatal(err, first)
+	}
+	structured, err := json.Marshal(first.StructuredContent)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ms.AddTool(&mcp.Tool{Name: "bench_noop", InputSchema: map[string]any{"type": "object"}},
+		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{Content: first.Content, StructuredContent: json.RawMessage(structured), Meta: first.Meta}, nil
+		})
+	noop = &mcp.CallToolParams{Name: "bench_noop", Arguments: map[string]any{"pane_id": "%0"}}
+	if res, err := cs.CallTool(ctx, noop); err != nil || res.IsError || text(res) != text(first) {
+		b.Fatalf("floor tool: %v %+v", err, res)
+	}
+	return cs, info, noop
 }

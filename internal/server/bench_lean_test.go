@@ -2,9 +2,7 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"log/slog"
 	"os"
 	"os/exec"
 	"runtime"
@@ -18,7 +16,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
@@ -197,30 +194,7 @@ func BenchmarkGetPaneInfoThroughput(b *testing.B) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(14 << 20))
 	ts := tmuxtest.New(b)
-	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Destructive, WaitMax: 30, SuppressHistory: true}
-	cr := &tmux.ControlRunner{Bin: ts.Bin, Env: tmuxtest.CleanEnv()}
-	b.Cleanup(func() { _ = cr.Close() })
-	srv, err := New(cfg, Options{Tmux: &tmux.Client{Runner: cr}, Logger: slog.New(slog.DiscardHandler), ChildEnv: tmuxtest.CleanEnv()})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(srv.watch.CloseAll)
-	ms := srv.MCP()
-	cs := connectBench(b, ms)
-	info := &mcp.CallToolParams{Name: "get_pane_info", Arguments: map[string]any{"pane_id": "%0"}}
-	first, err := cs.CallTool(context.Background(), info) // also connects the engine
-	if err != nil || first.IsError {
-		b.Fatal(err, first)
-	}
-	structured, err := json.Marshal(first.StructuredContent)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ms.AddTool(&mcp.Tool{Name: "bench_noop", InputSchema: map[string]any{"type": "object"}},
-		func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{Content: first.Content, StructuredContent: json.RawMessage(structured), Meta: first.Meta}, nil
-		})
-	noop := &mcp.CallToolParams{Name: "bench_noop", Arguments: map[string]any{"pane_id": "%0"}}
+	cs, info, noop := benchFloor(b, ts)
 	tmuxPID := ts.MustRun("display-message", "-p", "#{pid}")
 	for _, c := range []struct {
 		name string
