@@ -101,15 +101,7 @@ func TestRemoteConnectFaults(t *testing.T) {
 // the remote server.
 func TestRemoteSSHKilledMidWait(t *testing.T) {
 	r := newRig(t, remote.Spec{}, nil)
-	ws := r.host.NewWatchers()
-	t.Cleanup(ws.CloseAll)
-	sess := r.ts.MustRun("display-message", "-p", "-t", "main", "#{session_id}")
-	w, err := ws.Get(r.sock, sess)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub := w.Subscribe("%0", "@0")
-	defer sub.Close()
+	ws, sess, w, sub := watchMain(t, r)
 	r.ts.MustRun("send-keys", "-t", "main", "echo marker-one", "Enter")
 	waitOutput(t, sub, "marker-one")
 	// ws.PIDs names the remote tmux client (what list-clients shows);
@@ -187,15 +179,7 @@ func TestRemoteNetworkFreeze(t *testing.T) {
 	if _, err := paneRows(r); err != nil {
 		t.Fatal(err)
 	}
-	ws := r.host.NewWatchers()
-	t.Cleanup(ws.CloseAll)
-	sess := r.ts.MustRun("display-message", "-p", "-t", "main", "#{session_id}")
-	w, err := ws.Get(r.sock, sess)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sub := w.Subscribe("%0", "@0")
-	defer sub.Close()
+	_, _, w, _ := watchMain(t, r)
 
 	p.Freeze()
 	start := time.Now()
@@ -210,7 +194,7 @@ func TestRemoteNetworkFreeze(t *testing.T) {
 		defer wg.Done()
 		_, waitErr = r.client.Run(c, r.sock, tmux.Command{"list-panes", "-t", "main", "-F", "#{pane_id}"})
 	}()
-	_, err = paneRows(r)
+	_, err := paneRows(r)
 	wg.Wait()
 	d := time.Since(start)
 	// keep-alive window: 1s interval x 2 misses, plus the 1s tick.
@@ -445,4 +429,20 @@ func TestRemoteCancelledWait(t *testing.T) {
 		t.Fatalf("wait-for -S: %v", err)
 	}
 	r.ts.MustRun("display-message", "-p", "still alive")
+}
+
+// watchMain attaches a watcher of the rig's host to session main and
+// subscribes to its pane %0, all released at the test's end.
+func watchMain(t *testing.T, r *rig) (ws *tmux.Watchers, sess string, w *tmux.Watcher, sub *tmux.Subscription) {
+	t.Helper()
+	ws = r.host.NewWatchers()
+	t.Cleanup(ws.CloseAll)
+	sess = r.ts.MustRun("display-message", "-p", "-t", "main", "#{session_id}")
+	w, err := ws.Get(r.sock, sess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sub = w.Subscribe("%0", "@0")
+	t.Cleanup(sub.Close)
+	return ws, sess, w, sub
 }
