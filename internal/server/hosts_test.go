@@ -377,6 +377,29 @@ func TestRemoteHostTools(t *testing.T) {
 		}
 	})
 
+	t.Run("a subscription follows the host's pane", func(t *testing.T) {
+		e := e.with(t)
+		cs, seen := notifyClient(t, e)
+		uri := "tmux://hosts/box/panes/%250/content"
+		if err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		eng, err := e.srv.hosts.Get("box")
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmuxWait(t, func() bool { return eng.Watchers.Subscriptions() > 0 })
+		local := e.srv.watch.Subscriptions()
+		he.box.MustRun("send-keys", "-t", "%0", "echo sub-changed", "Enter")
+		tmuxWait(t, func() bool { u, _ := seen(); return len(u) > 0 })
+		if u, _ := seen(); u[0] != uri {
+			t.Fatalf("notified %v", u)
+		}
+		if local != 0 {
+			t.Fatalf("the host's subscription attached %d local watchers", local)
+		}
+	})
+
 	t.Run("self-kill guards are local", func(t *testing.T) {
 		e := e.with(t)
 		// The caller's pane is %0 on box's socket path, but on this machine:
