@@ -204,6 +204,24 @@ func TestRemoteHostTools(t *testing.T) {
 		}
 	})
 
+	t.Run("wait_for_channel and signal_channel on the host", func(t *testing.T) {
+		e := e.with(t)
+		go func() {
+			time.Sleep(300 * time.Millisecond)
+			_, _ = e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "signal_channel", Arguments: on(map[string]any{"channel": "box-ch"})})
+		}()
+		start := time.Now()
+		var out string
+		e.ok("wait_for_channel", on(map[string]any{"channel": "box-ch", "timeout": 10}), &out)
+		if el := time.Since(start); el < 250*time.Millisecond || el > 8*time.Second {
+			t.Fatalf("wait_for_channel returned after %s: %q", el, out)
+		}
+		// The local server has no such signal: a local wait times out.
+		if msg, _ := e.fail("wait_for_channel", map[string]any{"channel": "box-ch", "timeout": 0.3}); !strings.Contains(strings.ToLower(msg), "timeout") && !strings.Contains(msg, "timed out") {
+			t.Fatalf("local wait: %q", msg)
+		}
+	})
+
 	t.Run("capture_since cursors are per host", func(t *testing.T) {
 		e := e.with(t)
 		var c CaptureSinceResult
