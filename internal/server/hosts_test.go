@@ -134,6 +134,9 @@ func TestRemoteHostTools(t *testing.T) {
 
 	t.Run("reads name the host", func(t *testing.T) {
 		e := e.with(t)
+		if ins := e.cs.InitializeResult().Instructions; !strings.Contains(ins, "Remote hosts (the host argument; ids are per host): box, gone.") {
+			t.Errorf("instructions do not name the hosts: %q", ins)
+		}
 		var panes []PaneInfo
 		e.list("list_panes", on(map[string]any{"session_name": "main"}), &panes)
 		if len(panes) != 1 || panes[0].PaneID != "%0" || panes[0].Host == nil || *panes[0].Host != "box" {
