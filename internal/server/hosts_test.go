@@ -170,13 +170,30 @@ func TestRemoteHostTools(t *testing.T) {
 
 	t.Run("send_keys, wait_for_text and capture_pane reach the host's %0 only", func(t *testing.T) {
 		e := e.with(t)
-		e.ok("send_keys", on(map[string]any{"pane_id": "%0", "keys": "sleep 0.5; echo remote-$((6*7))"}), nil)
+		// The wait watches output that comes after it starts: type once
+		// its watcher on box is attached.
+		eng, err := e.srv.hosts.Get("box")
+		if err != nil {
+			t.Fatal(err)
+		}
+		waited := make(chan *mcp.CallToolResult, 1)
+		go func() {
+			res, _ := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "wait_for_text",
+				Arguments: on(map[string]any{"pane_id": "%0", "patterns": []string{"^remote-42"}, "regex": true, "timeout": 30})})
+			waited <- res
+		}()
+		tmuxWait(t, func() bool { return eng.Watchers.Subscriptions() > 0 })
+		e.ok("send_keys", on(map[string]any{"pane_id": "%0", "keys": "echo remote-$((6*7))"}), nil)
+		res := <-waited
 		var w struct {
 			Found bool `json:"found"`
 		}
-		e.ok("wait_for_text", on(map[string]any{"pane_id": "%0", "patterns": []string{"^remote-42"}, "regex": true, "timeout": 10}), &w)
-		if !w.Found {
-			t.Fatal("wait_for_text did not see the remote output")
+		if res == nil || res.IsError {
+			t.Fatalf("wait_for_text: %v", res)
+		}
+		raw, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(raw, &w); err != nil || !w.Found {
+			t.Fatalf("wait_for_text did not see the remote output: %s", raw)
 		}
 		var out string
 		e.ok("capture_pane", on(map[string]any{"pane_id": "%0"}), &out)
