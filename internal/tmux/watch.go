@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/control"
@@ -29,6 +30,7 @@ type Watcher struct {
 	// clientPID is the remote control client's pid (#{client_pid} there);
 	// 0 for a local watcher, whose client is c's own process.
 	clientPID int
+	closing   atomic.Bool // Close was called: an end that is not a loss
 
 	mu      sync.Mutex
 	subs    map[string]map[*Subscription]struct{} // pane id -> subscriptions
@@ -113,6 +115,14 @@ func startWatcher(bin string, env []string, sock Socket, session string, via Via
 				return nil, fmt.Errorf("attaching to session %s: %w", session, err)
 			}
 			w.clientPID, _ = strconv.Atoi(strings.TrimSpace(string(outs[0])))
+			if keep, pid := straysOf(via), w.clientPID; keep != nil && pid != 0 {
+				go func() {
+					<-w.done
+					if !w.closing.Load() {
+						keep.Add(sock, pid) // lost, not closed: see StrayClients
+					}
+				}()
+			}
 		}
 		return w, nil
 	case <-w.done:
@@ -327,6 +337,7 @@ func (w *Watcher) command(ctx context.Context, before func(), cmds ...Command) (
 
 // Close detaches the watcher.
 func (w *Watcher) Close() {
+	w.closing.Store(true)
 	w.c.close(fmt.Errorf("%w: watcher closed", ErrControlLost))
 	<-w.done // the connection's end runs finish (startWatcher)
 }
