@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -269,6 +270,15 @@ func TestRemoteHostTools(t *testing.T) {
 		if !strings.Contains(he.box.MustRun("list-buffers", "-F", "#{buffer_name}"), b.BufferName) {
 			t.Fatal("the buffer is not on box")
 		}
+		// Content too long for one argument arrives whole: in pieces, not
+		// through a file of this machine.
+		big := strings.Repeat("héllo ✓ 日本 0123456789\n", 3000)
+		var bb BufferRef
+		e.ok("load_buffer", on(map[string]any{"content": big, "logical_name": "big"}), &bb)
+		if got := he.box.MustRun("show-buffer", "-b", bb.BufferName); got != strings.TrimRight(big, "\n") {
+			t.Fatalf("big buffer on box: %d bytes, want %d", len(got), len(big))
+		}
+		e.ok("delete_buffer", on(map[string]any{"buffer_name": bb.BufferName}), nil)
 		// show_buffer on a remote host fails in the tmux layer (show-buffer
 		// under "source-file -": "Bad file descriptor"); delete_buffer is
 		// the per-host check here.
@@ -521,4 +531,42 @@ func TestRemoteHostileInput(t *testing.T) {
 	}
 	time.Sleep(300 * time.Millisecond) // a format job would run in the background
 	assertNoMarker(t, marker)
+}
+
+// TestLoadCommandRemote: content for a remote host never goes through a
+// local file: set-buffer pieces of at most maxArgContent, split between
+// characters, that append up to the content; a NUL byte is refused.
+func TestLoadCommandRemote(t *testing.T) {
+	content := strings.Repeat("ab✓日", maxArgContent)
+	cmds, cleanup, err := loadCommand("n", content, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanup()
+	var b strings.Builder
+	for i, c := range cmds {
+		want := "set-buffer -a -b n --"
+		if i == 0 {
+			want = "set-buffer -b n --"
+		}
+		if got := strings.Join(c[:len(c)-1], " "); got != want {
+			t.Fatalf("command %d: %s", i, got)
+		}
+		piece := c[len(c)-1]
+		if len(piece) > maxArgContent || !utf8.ValidString(piece) {
+			t.Fatalf("piece %d: %d bytes, valid UTF-8 %v", i, len(piece), utf8.ValidString(piece))
+		}
+		b.WriteString(piece)
+	}
+	if b.String() != content || len(cmds) < 2 {
+		t.Fatalf("%d pieces do not make the content", len(cmds))
+	}
+	if _, _, err := loadCommand("n", strings.Repeat("x", maxArgContent)+"\x00", true); err == nil {
+		t.Fatal("a NUL byte for a remote host was accepted")
+	}
+	local, cleanup, err := loadCommand("n", content, false)
+	if err != nil || local[0][0] != "load-buffer" {
+		t.Fatalf("local: %v %v", local, err)
+	}
+	cleanup()
 }

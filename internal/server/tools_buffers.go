@@ -439,9 +439,33 @@ const bufferTempPrefix = "tmux-mcp-buffer-"
 // an argument; larger content (or content with a NUL byte) through a file
 // in a fresh 0700 directory, mode 0600, removed by cleanup. Nothing else is
 // ever written to disk.
-func loadCommand(name, content string) (tmux.Command, func(), error) {
+//
+// On a remote host a file here would be no file there (tmux's client, which
+// reads it, runs on the host), so larger content is set in pieces of at
+// most maxArgContent, appended in order in the same round trip; a NUL byte,
+// which no tmux command line can carry, is refused.
+func loadCommand(name, content string, remote bool) ([]tmux.Command, func(), error) {
 	if len(content) <= maxArgContent && !strings.Contains(content, "\x00") {
-		return tmux.Command{"set-buffer", "-b", name, "--", content}, func() {}, nil
+		return []tmux.Command{{"set-buffer", "-b", name, "--", content}}, func() {}, nil
+	}
+	if remote {
+		if strings.Contains(content, "\x00") {
+			return nil, nil, expectedf("content holds a NUL byte, which cannot be sent to a remote host's tmux")
+		}
+		var cmds []tmux.Command
+		for rest := content; rest != ""; {
+			n := min(len(rest), maxArgContent)
+			for n < len(rest) && n > 0 && !utf8.RuneStart(rest[n]) {
+				n-- // never split a character
+			}
+			cmd := tmux.Command{"set-buffer", "-b", name, "--", rest[:n]}
+			if len(cmds) > 0 {
+				cmd = tmux.Command{"set-buffer", "-a", "-b", name, "--", rest[:n]}
+			}
+			cmds = append(cmds, cmd)
+			rest = rest[n:]
+		}
+		return cmds, func() {}, nil
 	}
 	dir, err := os.MkdirTemp("", bufferTempPrefix)
 	if err != nil {
@@ -459,7 +483,7 @@ func loadCommand(name, content string) (tmux.Command, func(), error) {
 		cleanup()
 		return nil, nil, fmt.Errorf("temporary file for buffer content: %w", err)
 	}
-	return tmux.Command{"load-buffer", "-b", name, f.Name()}, cleanup, nil
+	return []tmux.Command{{"load-buffer", "-b", name, f.Name()}}, cleanup, nil
 }
 
 // pasteTarget resolves the pane a paste goes to. With a pane_id it returns
@@ -566,13 +590,13 @@ func loadBuffer(ctx context.Context, c *Call, a loadBufferArgs) (BufferRef, erro
 	if err := st.reserve(ctx, c, owner, name, c.key(sock)); err != nil {
 		return BufferRef{}, err
 	}
-	cmd, cleanup, err := loadCommand(name, a.Content)
+	cmds, cleanup, err := loadCommand(name, a.Content, c.host != "")
 	if err != nil {
 		st.forget(owner, name)
 		return BufferRef{}, err
 	}
 	defer cleanup()
-	_, err = st.run(ctx, c, sock, cmd)
+	_, err = st.run(ctx, c, sock, cmds...)
 	if err == nil && st.confirm(owner, name) {
 		return BufferRef{BufferName: name, LogicalName: a.LogicalName}, nil
 	}
@@ -627,7 +651,7 @@ func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
 		return "", err
 	}
 	name := st.newBufferName("paste")
-	load, cleanup, err := loadCommand(name, a.Text)
+	load, cleanup, err := loadCommand(name, a.Text, c.host != "")
 	if err != nil {
 		return "", err
 	}
@@ -641,7 +665,7 @@ func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
 		return "", err
 	}
 	defer release()
-	if _, err := st.run(ctx, c, sock, append(cmds, load, paste)...); err != nil {
+	if _, err := st.run(ctx, c, sock, append(append(cmds, load...), paste)...); err != nil {
 		// The paste may have failed after the load: never leave the text.
 		_, _ = c.tmux.Run(context.WithoutCancel(ctx), sock, tmux.Command{"delete-buffer", "-b", name})
 		return "", bufferError(err, pane, name)
