@@ -308,6 +308,16 @@ func TestRemoteHostTools(t *testing.T) {
 		if meta["error_type"] != "TmuxServerNotRunning" {
 			t.Fatalf("remote path checked locally: %v", meta)
 		}
+		// Paths of the host are not resolved here: ~ and relative paths
+		// would name this machine's directories.
+		for _, dir := range []string{"~", "rel/dir"} {
+			if msg, _ := e.fail("create_window", on(map[string]any{"session_name": "main", "start_directory": dir})); !strings.Contains(msg, "must be absolute") {
+				t.Fatalf("start_directory %q on the host: %q", dir, msg)
+			}
+		}
+		if msg, _ := e.fail("pipe_pane", on(map[string]any{"pane_id": "%0", "output_path": "out.log"})); !strings.Contains(msg, "must be absolute") {
+			t.Fatalf("relative output_path on the host: %q", msg)
+		}
 		msg, meta = e.fail("get_pane_info", on(map[string]any{"pane_id": "%0", "socket_name": "a b"}))
 		if meta["error_type"] != "ValidationError" {
 			t.Fatalf("bad remote socket name: %q %v", msg, meta)
