@@ -301,7 +301,7 @@ func (r *ControlRunner) runConn(ctx context.Context, sock Socket, cmds, fallback
 		if conn == nil {
 			return toExec()
 		}
-		outs, err := conn.run(ctx, cmds, nil)
+		outs, err := conn.runFolded(ctx, cmds)
 		if errors.Is(err, errNotSent) {
 			continue // the connection died before anything was written
 		}
