@@ -164,6 +164,17 @@ type capturePlan struct {
 // commands and read-only companions, or nil when the call is not one (or
 // the directory cannot be had): it then goes to exec.
 func (r *ControlRunner) planCaptures(sock Socket, cmds []Command) *capturePlan {
+	// Count first: a call over the limit (a big search) goes elsewhere
+	// and needs no buffer names.
+	n := 0
+	for _, c := range cmds {
+		if _, ok := bufferCapture(c, ""); ok {
+			n++
+		}
+	}
+	if n == 0 || n > maxBufferCaptures {
+		return nil
+	}
 	p := &capturePlan{orig: cmds, at: make([]int, len(cmds)), files: make([]string, len(cmds))}
 	captures := 0
 	for i, c := range cmds {
