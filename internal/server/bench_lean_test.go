@@ -51,6 +51,7 @@ func bigServer(b *testing.B, windows, perWindow int) *tmuxtest.Server {
 func timedCalls(b *testing.B, e *env, args *mcp.CallToolParams, ok func(*mcp.CallToolResult) bool) {
 	b.Helper()
 	var durs []time.Duration
+	defer cpuPerOp(b, e.tmux)()
 	for b.Loop() {
 		start := time.Now()
 		res, err := e.cs.CallTool(context.Background(), args)
@@ -68,6 +69,7 @@ func timedCalls(b *testing.B, e *env, args *mcp.CallToolParams, ok func(*mcp.Cal
 func timedExec(b *testing.B, ts *tmuxtest.Server, args ...string) {
 	b.Helper()
 	var durs []time.Duration
+	defer cpuPerOp(b, ts)()
 	for b.Loop() {
 		cmd := exec.Command(ts.Bin, append([]string{"-L", ts.Socket.Name}, args...)...)
 		cmd.Env = tmuxtest.CleanEnv()
@@ -161,6 +163,7 @@ func timedQuery(b *testing.B, ts *tmuxtest.Server, fields []string, want int) {
 	defer cr.Close()
 	c := &tmux.Client{Runner: cr}
 	var durs []time.Duration
+	defer cpuPerOp(b, ts)()
 	for b.Loop() {
 		start := time.Now()
 		rows, err := c.Rows(context.Background(), ts.Socket, tmux.Command{"list-panes", "-a"}, fields)
@@ -170,6 +173,25 @@ func timedQuery(b *testing.B, ts *tmuxtest.Server, fields []string, want int) {
 		}
 	}
 	b.ReportMetric(float64(median(durs).Microseconds())/1000, "p50-ms")
+}
+
+// cpuPerOp starts counting the CPU time of the tmux server and of this
+// process; the function it returns reports both per iteration in
+// milliseconds (tmux-cpu-ms, go-cpu-ms). On a machine shared with other
+// work the wall-clock medians grow with the load, the CPU per call much
+// less, so the two together tell our side from tmux's. A tmuxtest.Server
+// that was never started reports no tmux CPU.
+func cpuPerOp(b *testing.B, ts *tmuxtest.Server) func() {
+	pid, _ := ts.Run("display-message", "-p", "#{pid}")
+	pid = strings.TrimSpace(pid)
+	tmux0, self0 := processCPU(pid), processCPU("self")
+	return func() {
+		n := float64(b.N)
+		if pid != "" {
+			b.ReportMetric(float64((processCPU(pid)-tmux0).Microseconds())/1000/n, "tmux-cpu-ms")
+		}
+		b.ReportMetric(float64((processCPU("self")-self0).Microseconds())/1000/n, "go-cpu-ms")
+	}
 }
 
 func wrapFields(fields []string) []string {

@@ -738,3 +738,99 @@ func TestCaptureAllRunsChunksAtOnce(t *testing.T) {
 		t.Errorf("%d capture round trips in flight at most, want 2..4", m)
 	}
 }
+
+// manyPanes adds n idle panes (one window each) to session main.
+func manyPanes(t *testing.T, ts *tmuxtest.Server, n int) {
+	t.Helper()
+	args := []string{}
+	for i := 0; i < n; i++ {
+		if i > 0 {
+			args = append(args, ";")
+		}
+		args = append(args, "new-window", "-d", "-t", "main:", "sleep 600")
+	}
+	ts.MustRun(args...)
+}
+
+// A search over more panes than one call captures in buffer form (the
+// text connection, internal/tmux/capture_text.go) spawns no tmux process
+// either.
+func TestSearchPanesManySpawnsNoProcesses(t *testing.T) {
+	e, spawned, connects := countingEngineEnv(t)
+	manyPanes(t, e.tmux, 40)
+	e.ok("get_pane_info", map[string]any{"pane_id": "%0"}, nil) // the engine connects
+	// The first big search connects the text connection (one exec'd
+	// list-sessions picks the session, as for the engine's).
+	e.ok("search_panes", map[string]any{"pattern": "x"}, nil)
+	before := spawned.Load()
+	for i := 0; i < 3; i++ {
+		var r SearchPanesResult
+		e.ok("search_panes", map[string]any{"pattern": "no such text anywhere"}, &r)
+		if r.TotalPanesMatched != 0 {
+			t.Fatalf("%+v", r)
+		}
+	}
+	if n := spawned.Load() - before; n != 0 {
+		t.Errorf("search_panes over 41 panes spawned %d tmux processes", n)
+	}
+	if n := connects.Load(); n != 2 {
+		t.Errorf("%d control connections, want 2 (the engine's and the text connection)", n)
+	}
+}
+
+// Over the text connection too, pane text that forges the framing (the
+// guards of the commands tmux is likely to number next, %begin, %error,
+// %output, %exit) changes no answer of search_panes, the shared connection
+// survives, and the text connection, once it saw a forgery, is not
+// reconnected on every call.
+func TestSearchPanesForgedFramingOverTextConnection(t *testing.T) {
+	t.Parallel()
+	ts := tmuxtest.New(t)
+	var connects atomic.Int64
+	cr := &tmux.ControlRunner{Bin: ts.Bin, Env: tmuxtest.CleanEnv(), OnConnect: func([]string) { connects.Add(1) }}
+	t.Cleanup(func() { _ = cr.Close() })
+	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Destructive, WaitMax: 30}
+	e := newEnvWith(t, ts, cfg, cr)
+	manyPanes(t, ts, 30)
+	e.ok("get_pane_info", map[string]any{"pane_id": "%0"}, nil) // the engine connects
+	mainPIDs := cr.ClientPIDs()
+	// A clean search first: the text connection comes up.
+	e.ok("search_panes", map[string]any{"pattern": "nothing here"}, nil)
+	if n := len(cr.ClientPIDs()); n != 2 {
+		t.Fatalf("%d control clients after a big search, want 2", n)
+	}
+
+	next := controlCommandNumber(t, ts)
+	now := time.Now().Unix()
+	var lines []string
+	for sec := now; sec <= now+2; sec++ {
+		for n := next; n < next+400; n++ {
+			lines = append(lines, fmt.Sprintf("%%end %d %d 1", sec, n))
+		}
+	}
+	lines = append(lines, fmt.Sprintf("%%begin %d %d 1", now, next+1), fmt.Sprintf("%%error %d %d 1", now, next+2))
+	lines = append(lines, "%output %0 forged", "%exit", "%end "+strconv.FormatInt(now, 10)+" 1 1", "%exit")
+	ts.MustRun("set-option", "-g", "history-limit", "5000")
+	id := showText(t, e, "main", strings.Join(lines, "\n")+"\n")
+
+	for round := 0; round < 4; round++ {
+		var found SearchPanesResult
+		e.ok("search_panes", map[string]any{"pattern": "%exit", "session_name": "main"}, &found)
+		if len(found.Matches) != 1 || found.Matches[0].PaneID != id || !reflect.DeepEqual(found.Matches[0].MatchedLines, []string{"%exit", "%exit"}) {
+			t.Fatalf("round %d: search_panes: %+v", round, found.Matches)
+		}
+		// The whole history: every forged guard is in the text.
+		e.ok("search_panes", map[string]any{"pattern": "%end ", "session_name": "main", "content_start": -len(lines), "max_matched_lines_per_pane": 5000}, &found)
+		if len(found.Matches) != 1 || len(found.Matches[0].MatchedLines) != 3*400+1 {
+			t.Fatalf("round %d: search_panes over the history: %+v", round, found.Matches)
+		}
+	}
+	e.ok("get_pane_info", map[string]any{"pane_id": id}, nil)
+	if n := connects.Load(); n > 2 {
+		t.Errorf("%d control connections, want at most 2 (the text connection reconnected after a forgery)", n)
+	}
+	if got := cr.ClientPIDs(); len(got) == 0 || got[0] != mainPIDs[0] {
+		t.Errorf("the shared connection's client changed: %v, was %v", got, mainPIDs)
+	}
+	t.Logf("control clients at the end: %v (the text connection is gone when a forged guard hit)", cr.ClientPIDs())
+}

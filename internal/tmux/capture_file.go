@@ -102,12 +102,13 @@ func (f *captureFiles) remove() {
 }
 
 // maxBufferCaptures is the most captures one call sends in buffer form.
-// Each save-buffer costs tmux about half a millisecond (it writes the file
-// and answers on a later turn of its event loop), so a call with many
-// captures (search_panes over a big server) is cheaper as one exec'd
-// process that prints them all, as measured with 200 panes: 120-240 ms in
-// buffer form against 70-90 ms exec'd. Below this, buffer form wins (one
-// capture: about 2 ms against 8 ms per call, in the same run).
+// Each save-buffer costs tmux a turn of its event loop (it writes the file
+// and answers on a later turn), half a millisecond or more on a big server,
+// so a call with more captures (search_panes over a big server) goes over
+// the text connection instead (capture_text.go), or to exec where there is
+// none: with 200 panes buffer form took 120-240 ms against 70-90 ms exec'd.
+// Below this, buffer form wins (one capture: about 2 ms against 8 ms per
+// call, in the same run) and keeps pane text off every control connection.
 const maxBufferCaptures = 16
 
 // captureCompanions are the commands that may share a call with captures in
@@ -164,6 +165,17 @@ type capturePlan struct {
 // commands and read-only companions, or nil when the call is not one (or
 // the directory cannot be had): it then goes to exec.
 func (r *ControlRunner) planCaptures(sock Socket, cmds []Command) *capturePlan {
+	// Count first: a call over the limit (a big search) goes elsewhere
+	// and needs no buffer names.
+	n := 0
+	for _, c := range cmds {
+		if _, ok := bufferCapture(c, ""); ok {
+			n++
+		}
+	}
+	if n == 0 || n > maxBufferCaptures {
+		return nil
+	}
 	p := &capturePlan{orig: cmds, at: make([]int, len(cmds)), files: make([]string, len(cmds))}
 	captures := 0
 	for i, c := range cmds {

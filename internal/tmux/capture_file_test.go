@@ -197,19 +197,24 @@ func TestControlCaptureSaveFails(t *testing.T) {
 	}
 }
 
-// A call with more captures than buffer form pays for goes to exec as one
-// process, with the same answer.
-func TestControlCaptureManyGoToExec(t *testing.T) {
+// A call with more captures than buffer form pays for goes over the text
+// connection (capture_text.go) with the same answer as exec, a failing
+// capture in it included; only its first use spawns a process (the
+// list-sessions that picks the session to attach to).
+func TestControlCaptureManyGoOverTextConnection(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)
-	ctl, _, spawns := controlRunner(t, srv)
+	ctl, conns, spawns := controlRunner(t, srv)
 	if _, err := ctl.Run(context.Background(), srv.Socket, tmux.Command{"display-message", "-p", "warm"}); err != nil {
 		t.Fatal(err)
 	}
-	for _, n := range []int{16, 17} {
+	for round, n := range []int{16, 17, 40, 40} {
 		var cmds []tmux.Command
 		for range n {
 			cmds = append(cmds, tmux.Command{"capture-pane", "-p", "-J", "-t", "%0"})
+		}
+		if round == 3 {
+			cmds[20] = tmux.Command{"capture-pane", "-p", "-t", "%99"}
 		}
 		want := summarize(srv.Runner().Run(context.Background(), srv.Socket, cmds...))
 		before := spawns.Load()
@@ -218,11 +223,14 @@ func TestControlCaptureManyGoToExec(t *testing.T) {
 			t.Errorf("%d captures: %+v, exec %+v", n, got, want)
 		}
 		wantSpawns := int32(0)
-		if n > 16 {
+		if n == 17 {
 			wantSpawns = 1
 		}
 		if d := spawns.Load() - before; d != wantSpawns {
 			t.Errorf("%d captures: %d spawns, want %d", n, d, wantSpawns)
 		}
+	}
+	if n := conns.Load(); n != 2 {
+		t.Errorf("%d control connections, want 2", n)
 	}
 }

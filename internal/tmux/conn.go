@@ -319,6 +319,10 @@ type ctlCall struct {
 	// exactly up to that reply (a watcher starts a subscription there).
 	before    func()
 	beforeDue bool // guarded by the connection's pmu
+
+	// folded: the end marker is the last line of the last command's own
+	// reply (see foldable), not a command of its own.
+	folded bool
 }
 
 const (
@@ -355,8 +359,23 @@ func (c *ctlCall) feed(b *control.Block, overflow bool) (bool, string) {
 				msg = strings.TrimPrefix(msg, "parse error: ")
 			}
 			c.err = newCommandError(c.cmds[c.i], msg, 1)
+			if c.folded {
+				// tmux drops the rest of the line, folded marker and all.
+				return true, ""
+			}
 			c.phase = phaseEnd
 			return false, ""
+		}
+		if c.folded && c.i == len(c.cmds)-1 {
+			n := len(b.Lines)
+			switch {
+			case overflow:
+				c.big = true
+				return true, ""
+			case n == 0 || string(b.Lines[n-1]) != c.nonceLine(-1):
+				return false, "a reply without its end marker"
+			}
+			b.Lines = b.Lines[:n-1]
 		}
 		out := b.Output()
 		c.size += len(out)
@@ -365,6 +384,9 @@ func (c *ctlCall) feed(b *control.Block, overflow bool) (bool, string) {
 			out = nil
 		}
 		c.outs = append(c.outs, out)
+		if c.folded && c.i == len(c.cmds)-1 {
+			return true, ""
+		}
 		if c.i == len(c.cmds)-1 {
 			c.phase = phaseEnd // the end line is the last command's marker
 		} else {
@@ -405,9 +427,20 @@ func (c *ctlCall) result() ctlResult {
 // see ctlCall. A caller that never reads done loses nothing: replies stay
 // in order.
 func (c *controlConn) send(ctx context.Context, cmds []Command, before func()) (*ctlCall, error) {
-	call := &ctlCall{cmds: cmds, nonce: newNonce(12), done: make(chan ctlResult, 1), before: before}
+	return c.sendCall(ctx, &ctlCall{cmds: cmds, before: before})
+}
+
+func (c *controlConn) sendCall(ctx context.Context, call *ctlCall) (*ctlCall, error) {
+	cmds := call.cmds
+	call.nonce = newNonce(12)
+	call.done = make(chan ctlResult, 1)
 	argvs := make([][]string, 0, 2*len(cmds))
 	for i, cmd := range cmds {
+		if i == len(cmds)-1 && call.folded {
+			last := append(Command{}, cmd...)
+			last[len(last)-1] += "\n" + call.nonceLine(-1)
+			cmd = last
+		}
 		argvs = append(argvs, cmd)
 		if i < len(cmds)-1 {
 			argvs = append(argvs, []string{"display-message", "-p", call.nonceLine(i)})
@@ -417,8 +450,13 @@ func (c *controlConn) send(ctx context.Context, cmds []Command, before func()) (
 	if err != nil {
 		return nil, fmt.Errorf("tmux: %w", err)
 	}
-	end, _ := control.Quote([]string{"display-message", "-p", call.nonceLine(-1)})
-	data := []byte(line + "\n" + end + "\n")
+	var data []byte
+	if call.folded {
+		data = []byte(line + "\n")
+	} else {
+		end, _ := control.Quote([]string{"display-message", "-p", call.nonceLine(-1)})
+		data = []byte(line + "\n" + end + "\n")
+	}
 
 	c.wmu.Lock()
 	c.pmu.Lock()
@@ -462,7 +500,43 @@ func (c *controlConn) send(ctx context.Context, cmds []Command, before func()) (
 // failed, so later calls do not queue behind it. The returned error is
 // ctx's own when ctx ended.
 func (c *controlConn) run(ctx context.Context, cmds []Command, before func()) ([][]byte, error) {
-	call, err := c.send(ctx, cmds, before)
+	return c.runCall(ctx, &ctlCall{cmds: cmds, before: before})
+}
+
+// runFolded is run for the engine's calls on the shared connection, which
+// never carries pane text: when the last command is a display-message of
+// one of our row formats (foldable), its end marker is the last line of
+// that command's own reply instead of a command of its own, one command
+// fewer for tmux to run per call (a get_pane_info is one command instead
+// of two). The marker still proves the reply is the call's own; a reply
+// that ends in an error is the call's last (tmux drops the rest of the
+// line), as every earlier block was checked against its nonce and replies
+// come in order.
+func (c *controlConn) runFolded(ctx context.Context, cmds []Command) ([][]byte, error) {
+	return c.runCall(ctx, &ctlCall{cmds: cmds, folded: foldable(cmds)})
+}
+
+// foldable: the last command is "display-message -p ... <format>" with one
+// of our row formats as its last argument, to which the end marker can be
+// appended as a line of its own.
+func foldable(cmds []Command) bool {
+	if len(cmds) == 0 {
+		return false
+	}
+	last := cmds[len(cmds)-1]
+	if len(last) < 3 || (last[0] != "display-message" && last[0] != "display") || !strings.HasPrefix(last[len(last)-1], rowStart) {
+		return false
+	}
+	for _, a := range last[1 : len(last)-1] {
+		if a == "-p" {
+			return true
+		}
+	}
+	return false
+}
+
+func (c *controlConn) runCall(ctx context.Context, call *ctlCall) ([][]byte, error) {
+	call, err := c.sendCall(ctx, call)
 	if err != nil {
 		return nil, err
 	}

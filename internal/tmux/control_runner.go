@@ -85,6 +85,7 @@ type ControlRunner struct {
 	exec   *ExecRunner
 
 	capture captureFiles // capture_file.go
+	text    textConns    // capture_text.go
 
 	stat func(string) (os.FileInfo, error) // os.Stat; tests count calls
 }
@@ -149,6 +150,7 @@ func (r *ControlRunner) Close() error {
 	r.socks = nil
 	r.mu.Unlock()
 	defer r.capture.remove()
+	r.closeText()
 	for sock, s := range socks {
 		s.sem <- struct{}{}
 		if s.conn != nil {
@@ -261,6 +263,9 @@ func (r *ControlRunner) run(ctx context.Context, sock Socket, cmds []Command) ([
 			if p := r.planCaptures(sock, cmds); p != nil {
 				return r.runCaptures(ctx, sock, p)
 			}
+			if outs, ok, err := r.runText(ctx, sock, cmds); ok {
+				return outs, err
+			}
 		}
 		return r.execRunner().Run(ctx, sock, cmds...)
 	}
@@ -296,7 +301,7 @@ func (r *ControlRunner) runConn(ctx context.Context, sock Socket, cmds, fallback
 		if conn == nil {
 			return toExec()
 		}
-		outs, err := conn.run(ctx, cmds, nil)
+		outs, err := conn.runFolded(ctx, cmds)
 		if errors.Is(err, errNotSent) {
 			continue // the connection died before anything was written
 		}
@@ -520,5 +525,5 @@ func (r *ControlRunner) ClientPIDs() []int {
 		}
 		<-s.sem
 	}
-	return pids
+	return append(pids, r.textPIDs()...)
 }

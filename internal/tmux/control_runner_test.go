@@ -88,6 +88,12 @@ func TestControlRunnerMatchesExec(t *testing.T) {
 		{"unknown-option", []tmux.Command{C("show-options", "-g", "no-such-option")}},
 		{"list-sessions", []tmux.Command{C("list-sessions", "-F", "#{session_id} #{session_name} #{session_windows}")}},
 		{"routed-to-exec", []tmux.Command{C("display-message", "-p", "x"), C("wait-for", "-S", "chan")}},
+		{"folded", []tmux.Command{C("display-message", "-p", "-t", "%0", tmux.Format("pane_id", "pane_width"))}},
+		{"folded-empty-fields", []tmux.Command{C("display-message", "-p", "-t", "%0", tmux.Format("@unset_option", "pane_id"))}},
+		{"folded-missing-pane", []tmux.Command{C("display-message", "-p", "-t", "%999", tmux.Format("pane_id"))}},
+		{"folded-after-three", []tmux.Command{C("display-message", "-p", "a"), C("list-panes", "-a", "-F", "#{pane_id}"), C("display-message", "-p", tmux.Format("session_name"))}},
+		{"folded-fail-middle", []tmux.Command{C("display-message", "-p", "first"), C("has-session", "-t", "=nosuch"), C("display-message", "-p", tmux.Format("pane_id"))}},
+		{"folded-bad-flag", []tmux.Command{C("display-message", "-Z", "-p", tmux.Format("pane_id"))}},
 	}
 	for _, c := range cases {
 		want := summarize(exe.Run(context.Background(), srv.Socket, c.cmds...))
@@ -455,4 +461,56 @@ func TestControlRunnerLooksAtTheSocketOnConnectAndOnError(t *testing.T) {
 	if n := conns.Load(); n != 2 {
 		t.Errorf("%d connections, want 2", n)
 	}
+}
+
+// A call whose last command is a display-message of a row format carries
+// its end marker in that command's own reply: tmux runs one command for a
+// get_pane_info, not two (tmux numbers commands server-wide, so the count
+// between two probes shows it).
+func TestControlRunnerFoldsTheEndMarker(t *testing.T) {
+	t.Parallel()
+	srv := tmuxtest.New(t)
+	ctl, _, _ := controlRunner(t, srv)
+	ctx := context.Background()
+	cmd := tmux.Command{"display-message", "-p", "-t", "%0", tmux.Format("pane_id")}
+	if _, err := ctl.Run(ctx, srv.Socket, cmd); err != nil {
+		t.Fatal(err)
+	}
+	before := commandNumber(t, srv)
+	const calls = 20
+	for range calls {
+		outs, err := ctl.Run(ctx, srv.Socket, cmd)
+		if err != nil || string(outs[0]) != "\x1e%0\n" {
+			t.Fatalf("%q %v", outs, err)
+		}
+	}
+	// Between the probes: the calls, and the second probe's attach
+	// and whatever else the probes cost tmux (a few commands).
+	if d := commandNumber(t, srv) - before; d > calls*3/2 {
+		t.Errorf("tmux ran %d commands for %d calls, want about one each", d, calls)
+	}
+}
+
+// commandNumber is the number tmux gives a command of a new control client
+// of the test's own.
+func commandNumber(t *testing.T, srv *tmuxtest.Server) int {
+	t.Helper()
+	args := append(append([]string{}, srv.Socket.Args()...), "-C", "attach-session", "-f", "no-output", "-t", "main")
+	cmd := exec.Command(srv.Bin, args...)
+	cmd.Env = tmuxtest.CleanEnv()
+	cmd.Stdin = strings.NewReader("display-message -p x\n")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := -1
+	for _, l := range strings.Split(string(out), "\n") {
+		if f := strings.Fields(l); len(f) == 4 && f[0] == "%begin" && f[3] == "1" {
+			fmt.Sscan(f[2], &n)
+		}
+	}
+	if n < 0 {
+		t.Fatalf("no %%begin in %q", out)
+	}
+	return n
 }
