@@ -278,10 +278,15 @@ func TestRemoteHostTools(t *testing.T) {
 		if got := he.box.MustRun("show-buffer", "-b", bb.BufferName); got != strings.TrimRight(big, "\n") {
 			t.Fatalf("big buffer on box: %d bytes, want %d", len(got), len(big))
 		}
+		var shown BufferContent
+		e.ok("show_buffer", on(map[string]any{"buffer_name": bb.BufferName, "max_lines": nil}), &shown)
+		if shown.Content != big {
+			t.Fatalf("show_buffer on box: %d bytes, want %d", len(shown.Content), len(big))
+		}
 		e.ok("delete_buffer", on(map[string]any{"buffer_name": bb.BufferName}), nil)
-		// show_buffer on a remote host fails in the tmux layer (show-buffer
-		// under "source-file -": "Bad file descriptor"); delete_buffer is
-		// the per-host check here.
+		if _, meta := e.fail("show_buffer", map[string]any{"buffer_name": b.BufferName}); meta["error_type"] != "ObjectDoesNotExist" {
+			t.Fatalf("a remote buffer shown from the local server: %v", meta)
+		}
 		if _, meta := e.fail("delete_buffer", map[string]any{"buffer_name": b.BufferName}); meta["error_type"] != "ObjectDoesNotExist" {
 			t.Fatalf("a remote buffer deleted on the local server: %v", meta)
 		}

@@ -30,6 +30,19 @@ import (
 // saying so. The per-call nonce keeps pane text inside a capture from
 // forging a marker, as in ExecRunner's local chains.
 
+// writesStdoutFile reports whether a command writes to the client's stdout
+// through tmux's file machinery rather than printing: show-buffer, and
+// save-buffer to "-".
+func writesStdoutFile(c Command) bool {
+	switch c[0] {
+	case "show-buffer", "showb":
+		return true
+	case "save-buffer", "saveb":
+		return c[len(c)-1] == "-"
+	}
+	return false
+}
+
 // needsServer reports whether a chain would start a tmux server when run
 // as an exec'd client ("source-file -" alone would not).
 func needsServer(cmds []Command) bool {
@@ -84,7 +97,17 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 
 	marker := "\x1e" + newNonce(8) + "-"
 	line := make([][]string, 0, 2*len(cmds)+1)
-	line = append(line, []string{"display-message", "-p", marker + "start"})
+	// A command that writes to the client's stdout as a file (show-buffer)
+	// fails in tmux 3.3a ("-: Bad file descriptor") after anything else
+	// printed: it runs alone, and the remote shell echoes the start line
+	// before it execs tmux (as for a control client, startRemoteControl).
+	var echoStart string
+	if len(cmds) == 1 && writesStdoutFile(cmds[0]) {
+		echoStart = newNonce(12)
+		words = append([]string{"echo", echoStart, ";"}, words...)
+	} else {
+		line = append(line, []string{"display-message", "-p", marker + "start"})
+	}
 	for i, c := range cmds {
 		if i > 0 {
 			line = append(line, []string{"display-message", "-p", fmt.Sprintf("%s%d", marker, i-1)})
@@ -119,6 +142,9 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 	}
 	cmd.Stdin = strings.NewReader(text + "\n")
 	stdout := &startWriter{mark: []byte(marker + "start\n"), started: make(chan struct{})}
+	if echoStart != "" {
+		stdout.mark = []byte(echoStart + "\n")
+	}
 	if tty {
 		// The terminal ends input at ^D on an empty line and writes "\r\n".
 		cmd.Stdin = strings.NewReader(text + "\n\x04")
@@ -225,6 +251,14 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 		return nil, newCommandError(cmds[0], msg, code)
 	}
 	at := bytes.Index(out, stdout.mark)
+	if echoStart != "" {
+		// The shell's echo is all that tells tmux's output from the
+		// dotfiles': whether tmux ran says its exit status.
+		if code == 0 {
+			return [][]byte{out[at+len(stdout.mark):]}, nil
+		}
+		return nil, newCommandError(cmds[0], msg, code)
+	}
 	outs := splitMarked(out[at+len(stdout.mark):], marker, len(cmds))
 	if code == 0 {
 		return outs, nil

@@ -124,16 +124,31 @@ func lastLine(s string) string {
 // also gets the transport's own reason when it has one (Diagnoser): the
 // process that carried the call often only saw its pipe close.
 func onHost(v Via, err error) error {
-	if err == nil || v == nil || errors.Is(err, ErrHostUnreachable) {
-		return err
+	var named *hostNamedError
+	if err == nil || v == nil || errors.Is(err, ErrHostUnreachable) || errors.As(err, &named) {
+		return err // the runner's exec fallback may have named it already
 	}
+	e := &hostNamedError{host: v.Host(), err: err}
 	if d, ok := v.(Diagnoser); ok && errors.Is(err, ErrControlLost) {
-		if why := d.Diagnose(); why != "" {
-			return fmt.Errorf("host %s: %w (ssh: %s)", v.Host(), err, why)
-		}
+		e.why = d.Diagnose()
 	}
-	return fmt.Errorf("host %s: %w", v.Host(), err)
+	return e
 }
+
+// hostNamedError is a remote call's error with its host named once.
+type hostNamedError struct {
+	host, why string
+	err       error
+}
+
+func (e *hostNamedError) Error() string {
+	if e.why != "" {
+		return "host " + e.host + ": " + e.err.Error() + " (ssh: " + e.why + ")"
+	}
+	return "host " + e.host + ": " + e.err.Error()
+}
+
+func (e *hostNamedError) Unwrap() error { return e.err }
 
 // Diagnoser is a Via that can say why its transport last failed (the
 // last message of an ssh connection that ended), for error messages.

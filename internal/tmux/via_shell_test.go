@@ -2,6 +2,7 @@ package tmux_test
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"testing"
@@ -59,6 +60,16 @@ func TestViaUnderShells(t *testing.T) {
 			}
 			if got := ts.MustRun("show-buffer", "-b", "v"); got != value {
 				t.Fatalf("buffer %q", got)
+			}
+			// show-buffer runs alone after the shell's echo (tmux 3.3a
+			// fails it after anything else printed); a missing buffer is
+			// tmux's error, not a transport failure.
+			if outs, err := c.Run(ctx, sock, tmux.Command{"show-buffer", "-b", "v"}); err != nil || string(outs[0]) != value {
+				t.Fatalf("show-buffer through the shell: %q %v", outs, err)
+			}
+			var ce *tmux.CommandError
+			if _, err := c.Run(ctx, sock, tmux.Command{"show-buffer", "-b", "absent"}); !errors.As(err, &ce) || !strings.Contains(err.Error(), "absent") {
+				t.Fatalf("show-buffer of a missing buffer: %v", err)
 			}
 			outs, err := c.Run(ctx, sock, tmux.Command{"capture-pane", "-p", "-t", "main", "-S", "0", "-E", "1"})
 			if err != nil || strings.Count(string(outs[0]), "\n") != 2 {
