@@ -27,8 +27,12 @@ type rig struct {
 }
 
 func fastOptions(s *sshtest.Server) remote.Options {
-	return remote.Options{SSHCommand: s.SSHCommand(), ConnectTimeout: 3 * time.Second,
-		AliveInterval: time.Second, AliveCount: 2, StartTimeout: 3 * time.Second, Env: tmuxtest.CleanEnv()}
+	// Keep-alives are short so a frozen network is noticed within seconds;
+	// the connect and start bounds are roomy, because on a loaded machine
+	// (CI runs packages side by side on 2 cores) a handshake and a login
+	// shell took more than 3 s. Tests of those bounds set their own.
+	return remote.Options{SSHCommand: s.SSHCommand(), ConnectTimeout: 10 * time.Second,
+		AliveInterval: time.Second, AliveCount: 2, StartTimeout: 10 * time.Second, Env: tmuxtest.CleanEnv()}
 }
 
 func newRig(t *testing.T, spec remote.Spec, opts *remote.Options, sshdExtra ...string) *rig {
