@@ -291,7 +291,7 @@ func (r *ControlRunner) runConn(ctx context.Context, sock Socket, cmds, fallback
 		if conn == nil {
 			return toExec()
 		}
-		outs, err := conn.run(ctx, cmds, nil)
+		outs, err := conn.tgt.gate.notifying(ctx, cmds, func() ([][]byte, error) { return conn.run(ctx, cmds, nil) })
 		if errors.Is(err, errNotSent) {
 			continue // the connection died before anything was written
 		}
@@ -437,12 +437,27 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 	if wait <= 0 {
 		wait = 3 * time.Second
 	}
+	if r.Via != nil {
+		wait += r.Via.StartTimeout()
+	}
+	// See attachGate: while the client identifies, nothing of ours may make
+	// tmux notify every control client.
+	tgt := targetOf(r.bin(), r.Env, sock, r.Via)
+	gctx, gcancel := context.WithTimeout(ctx, wait)
+	defer gcancel()
+	started, err := tgt.gate.enterStart(gctx)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		return nil, false, fmt.Errorf("%w after %s: waiting to attach a control client", ErrTimeout, wait)
+	}
+	defer started()
 	var cc *controlConn
 	if r.Via != nil {
-		cc, argv, err = startRemoteControl(ctx, r.Via, r.bin(), r.Env, sock, best["session_id"], "no-output,ignore-size", nil)
-		wait += r.Via.StartTimeout()
+		cc, argv, err = startRemoteControl(ctx, r.Via, r.bin(), r.Env, sock, best["session_id"], "no-output,ignore-size", nil, tgt)
 	} else {
-		cc, err = startControl(append([]string{r.bin()}, argv...), r.Env, nil)
+		cc, err = startControl(append([]string{r.bin()}, argv...), r.Env, nil, tgt)
 	}
 	if err != nil {
 		return nil, false, err
@@ -451,7 +466,9 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 		r.OnConnect(argv)
 	}
 	c = &engineConn{controlConn: cc, sockPath: best["socket_path"], sockInfo: sockInfo, stat: stat}
-	if err := c.waitAttached(ctx, wait, attach); err != nil {
+	err = c.waitAttached(ctx, wait, attach)
+	started() // identified once the attach ran; a detach below waits for starts
+	if err != nil {
 		var ce *CommandError
 		refused := errors.As(err, &ce)
 		c.fail(fmt.Errorf("%w: attach failed: %v", ErrControlLost, err))

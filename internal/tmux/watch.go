@@ -64,15 +64,25 @@ func startWatcher(bin string, env []string, sock Socket, session string, via Via
 	w := &Watcher{sock: sock, session: session,
 		subs: map[string]map[*Subscription]struct{}{}, done: make(chan struct{}), ready: make(chan struct{})}
 	attachTimeout := watchAttachTimeout
-	var c *controlConn
-	var err error
 	if via != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), via.StartTimeout()+watchAttachTimeout)
-		c, _, err = startRemoteControl(ctx, via, bin, env, sock, session, flags, w.handle)
-		cancel()
 		attachTimeout += via.StartTimeout()
+	}
+	// One bound for waiting at the gate, the attach and the
+	// session-changed that follows it.
+	attachBy := time.Now().Add(attachTimeout)
+	tgt := targetOf(bin, env, sock, via)
+	gctx, gcancel := context.WithDeadline(context.Background(), attachBy)
+	defer gcancel()
+	started, err := tgt.gate.enterStart(gctx)
+	if err != nil {
+		return nil, fmt.Errorf("%w: waiting to attach a control client to session %s", ErrTimeout, session)
+	}
+	defer started()
+	var c *controlConn
+	if via != nil {
+		c, _, err = startRemoteControl(gctx, via, bin, env, sock, session, flags, w.handle, tgt)
 	} else {
-		c, err = startControl(argv, env, w.handle)
+		c, err = startControl(argv, env, w.handle, tgt)
 	}
 	if err != nil {
 		return nil, err
@@ -85,9 +95,12 @@ func startWatcher(bin string, env []string, sock Socket, session string, via Via
 	// Commands sent before the attach completes run before it, and output
 	// printed then is not streamed to us: wait until tmux says we are in
 	// (%session-changed follows the attach command's reply).
-	// One bound for the attach and the session-changed that follows it.
-	attachBy := time.Now().Add(attachTimeout)
-	if err := c.waitAttached(context.Background(), attachTimeout, attach); err != nil {
+	err = c.waitAttached(context.Background(), time.Until(attachBy), attach)
+	// tmux runs the attach only once the client is identified; a client
+	// that did not get that far is detached below, which waits for the
+	// starts to end.
+	started()
+	if err != nil {
 		c.close(fmt.Errorf("%w: attach failed: %v", ErrControlLost, err))
 		var ce *CommandError
 		if via != nil && !errors.As(err, &ce) {
@@ -312,7 +325,7 @@ func (w *Watcher) command(ctx context.Context, before func(), cmds ...Command) (
 	if len(cmds) == 0 {
 		return nil, nil
 	}
-	outs, err := w.c.run(ctx, cmds, before)
+	outs, err := w.c.tgt.gate.notifying(ctx, cmds, func() ([][]byte, error) { return w.c.run(ctx, cmds, before) })
 	switch {
 	case err == nil:
 		return outs, nil
