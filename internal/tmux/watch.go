@@ -36,6 +36,10 @@ type Watcher struct {
 	ready   chan struct{} // closed once tmux has attached us (%session-changed)
 	err     error
 	idle    *time.Timer
+	idleGen int       // counts idle timers armed and stopped; a stale one does nothing
+	leased  time.Time // when Get last handed the watcher out
+	idleFor time.Duration
+	closing bool // closed, or about to be: Get hands it out no more
 	onClose func()
 }
 
@@ -62,7 +66,7 @@ func startWatcher(bin string, env []string, sock Socket, session string, via Via
 	// -N: never start a server; attach-session never creates a session.
 	argv = append(append(argv, "-N", "-C"), attach...)
 	w := &Watcher{sock: sock, session: session,
-		subs: map[string]map[*Subscription]struct{}{}, done: make(chan struct{}), ready: make(chan struct{})}
+		subs: map[string]map[*Subscription]struct{}{}, done: make(chan struct{}), ready: make(chan struct{}), idleFor: watchIdle}
 	attachTimeout := watchAttachTimeout
 	if via != nil {
 		attachTimeout += via.StartTimeout()
@@ -340,6 +344,9 @@ func (w *Watcher) command(ctx context.Context, before func(), cmds ...Command) (
 
 // Close detaches the watcher.
 func (w *Watcher) Close() {
+	w.mu.Lock()
+	w.closing = true
+	w.mu.Unlock()
 	w.c.close(fmt.Errorf("%w: watcher closed", ErrControlLost))
 	<-w.done // the connection's end runs finish (startWatcher)
 }
@@ -361,9 +368,45 @@ func (w *Watcher) Subscribe(pane, window string) *Subscription {
 	if w.idle != nil {
 		w.idle.Stop()
 		w.idle = nil
+		w.idleGen++
 	}
 	w.mu.Unlock()
 	return s
+}
+
+// lease is Get handing the watcher out: the idle close spares it for
+// another idle time, so its caller can subscribe. It returns false when
+// the watcher is closing and must not be handed out.
+func (w *Watcher) lease() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closing {
+		return false
+	}
+	w.leased = time.Now()
+	return true
+}
+
+// armIdleLocked closes the watcher after d unless it is subscribed to or
+// handed out meanwhile; w.mu is held.
+func (w *Watcher) armIdleLocked(d time.Duration) {
+	w.idleGen++
+	gen := w.idleGen
+	w.idle = time.AfterFunc(d, func() {
+		w.mu.Lock()
+		if gen != w.idleGen || len(w.subs) > 0 || w.closing {
+			w.mu.Unlock()
+			return
+		}
+		if rest := w.idleFor - time.Since(w.leased); rest > 0 {
+			w.armIdleLocked(rest)
+			w.mu.Unlock()
+			return
+		}
+		w.closing = true
+		w.mu.Unlock()
+		w.Close()
+	})
 }
 
 func (w *Watcher) unsubscribe(s *Subscription) {
@@ -380,14 +423,7 @@ func (w *Watcher) unsubscribe(s *Subscription) {
 		}
 	}
 	if len(w.subs) == 0 && w.idle == nil {
-		w.idle = time.AfterFunc(watchIdle, func() {
-			w.mu.Lock()
-			busy := len(w.subs) > 0
-			w.mu.Unlock()
-			if !busy {
-				w.Close()
-			}
-		})
+		w.armIdleLocked(w.idleFor)
 	}
 }
 
