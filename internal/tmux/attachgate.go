@@ -2,6 +2,7 @@ package tmux
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -200,8 +201,36 @@ func (g *attachGate) notifying(ctx context.Context, cmds []Command, fn func() ([
 	return fn()
 }
 
-// detachSync bounds the round trip that tells a detach is done.
-const detachSync = 2 * time.Second
+// detachSync bounds the round trip that tells a detach is done: a tmux
+// server busy with fifty clients on two loaded cores took over two seconds.
+const detachSync = 10 * time.Second
+
+// startSettle bounds how long a start whose attach went unanswered keeps
+// the gate (see endStart).
+const startSettle = 30 * time.Second
+
+// endStart ends the start of c once it can no longer be half identified:
+// at once when the attach was answered (err nil, or tmux's refusal), else
+// once tmux answers it after all or the client exits, within startSettle.
+// An attach that timed out on a busy server may still be identifying, and
+// a notification then would crash it; the detach that follows waits.
+func (c *controlConn) endStart(started func(), err error) {
+	var ce *CommandError
+	if err == nil || errors.As(err, &ce) {
+		started()
+		return
+	}
+	go func() {
+		t := time.NewTimer(startSettle)
+		defer t.Stop()
+		select {
+		case <-c.attached:
+		case <-c.exited:
+		case <-t.C:
+		}
+		started()
+	}()
+}
 
 // ctlTarget is what a control connection needs to detach safely: the gate
 // of its tmux server and one round trip to that server, which tmux answers

@@ -452,7 +452,6 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 		}
 		return nil, false, fmt.Errorf("%w after %s: waiting to attach a control client", ErrTimeout, wait)
 	}
-	defer started()
 	var cc *controlConn
 	if r.Via != nil {
 		cc, argv, err = startRemoteControl(ctx, r.Via, r.bin(), r.Env, sock, best["session_id"], "no-output,ignore-size", nil, tgt)
@@ -460,6 +459,7 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 		cc, err = startControl(append([]string{r.bin()}, argv...), r.Env, nil, tgt)
 	}
 	if err != nil {
+		started()
 		return nil, false, err
 	}
 	if r.OnConnect != nil {
@@ -467,7 +467,7 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 	}
 	c = &engineConn{controlConn: cc, sockPath: best["socket_path"], sockInfo: sockInfo, stat: stat}
 	err = c.waitAttached(ctx, wait, attach)
-	started() // identified once the attach ran; a detach below waits for starts
+	c.endStart(started, err) // identified once the attach ran
 	if err != nil {
 		var ce *CommandError
 		refused := errors.As(err, &ce)

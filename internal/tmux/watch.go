@@ -81,7 +81,6 @@ func startWatcher(bin string, env []string, sock Socket, session string, via Via
 	if err != nil {
 		return nil, fmt.Errorf("%w: waiting to attach a control client to session %s", ErrTimeout, session)
 	}
-	defer started()
 	var c *controlConn
 	if via != nil {
 		c, _, err = startRemoteControl(gctx, via, bin, env, sock, session, flags, w.handle, tgt)
@@ -89,6 +88,7 @@ func startWatcher(bin string, env []string, sock Socket, session string, via Via
 		c, err = startControl(argv, env, w.handle, tgt)
 	}
 	if err != nil {
+		started()
 		return nil, err
 	}
 	w.c = c
@@ -100,12 +100,15 @@ func startWatcher(bin string, env []string, sock Socket, session string, via Via
 	// printed then is not streamed to us: wait until tmux says we are in
 	// (%session-changed follows the attach command's reply).
 	err = c.waitAttached(context.Background(), time.Until(attachBy), attach)
-	// tmux runs the attach only once the client is identified; a client
-	// that did not get that far is detached below, which waits for the
-	// starts to end.
-	started()
+	// tmux runs the attach only once the client is identified.
+	c.endStart(started, err)
 	if err != nil {
-		c.close(fmt.Errorf("%w: attach failed: %v", ErrControlLost, err))
+		if errors.Is(err, ErrTimeout) {
+			// Detached once the start ended (endStart): not waited for.
+			c.fail(fmt.Errorf("%w: attach failed: %v", ErrControlLost, err))
+		} else {
+			c.close(fmt.Errorf("%w: attach failed: %v", ErrControlLost, err))
+		}
 		var ce *CommandError
 		if via != nil && !errors.As(err, &ce) {
 			<-w.done
