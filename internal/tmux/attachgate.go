@@ -205,9 +205,14 @@ func (g *attachGate) notifying(ctx context.Context, cmds []Command, fn func() ([
 // server busy with fifty clients on two loaded cores took over two seconds.
 const detachSync = 10 * time.Second
 
+// gateWait bounds how long a start waits at the gate, apart from its
+// attach bound: fifty clients typing at once on two loaded cores kept
+// starts waiting for over five seconds.
+const gateWait = 30 * time.Second
+
 // startSettle bounds how long a start whose attach went unanswered keeps
 // the gate (see endStart).
-const startSettle = 30 * time.Second
+const startSettle = 10 * time.Second
 
 // endStart ends the start of c once it can no longer be half identified:
 // at once when the attach was answered (err nil, or tmux's refusal), else

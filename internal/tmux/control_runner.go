@@ -443,14 +443,14 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 	// See attachGate: while the client identifies, nothing of ours may make
 	// tmux notify every control client.
 	tgt := targetOf(r.bin(), r.Env, sock, r.Via)
-	gctx, gcancel := context.WithTimeout(ctx, wait)
-	defer gcancel()
+	gctx, gcancel := context.WithTimeout(ctx, gateWait)
 	started, err := tgt.gate.enterStart(gctx)
+	gcancel()
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, false, ctx.Err()
 		}
-		return nil, false, fmt.Errorf("%w after %s: waiting to attach a control client", ErrTimeout, wait)
+		return nil, true, nil // exec answers this call; the next one tries again
 	}
 	var cc *controlConn
 	if r.Via != nil {

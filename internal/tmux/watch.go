@@ -71,16 +71,17 @@ func startWatcher(bin string, env []string, sock Socket, session string, via Via
 	if via != nil {
 		attachTimeout += via.StartTimeout()
 	}
-	// One bound for waiting at the gate, the attach and the
-	// session-changed that follows it.
-	attachBy := time.Now().Add(attachTimeout)
 	tgt := targetOf(bin, env, sock, via)
-	gctx, gcancel := context.WithDeadline(context.Background(), attachBy)
-	defer gcancel()
+	gctx, gcancel := context.WithTimeout(context.Background(), gateWait)
 	started, err := tgt.gate.enterStart(gctx)
+	gcancel()
 	if err != nil {
-		return nil, fmt.Errorf("%w: waiting to attach a control client to session %s", ErrTimeout, session)
+		return nil, fmt.Errorf("%w: waiting %s to attach a control client to session %s", ErrTimeout, gateWait, session)
 	}
+	// One bound for the attach and the session-changed that follows it.
+	attachBy := time.Now().Add(attachTimeout)
+	gctx, gcancel = context.WithDeadline(context.Background(), attachBy)
+	defer gcancel()
 	var c *controlConn
 	if via != nil {
 		c, _, err = startRemoteControl(gctx, via, bin, env, sock, session, flags, w.handle, tgt)
@@ -152,6 +153,13 @@ func (w *Watcher) connErr() error {
 	}
 	if err := w.c.err(); errors.Is(err, ErrOutOfStep) {
 		return err
+	}
+	w.mu.Lock()
+	closed := w.closing
+	w.mu.Unlock()
+	if closed {
+		// Our own Close (idle, shutdown): the server may well run.
+		return fmt.Errorf("%w: the watcher of session %s was closed", ErrControlLost, w.session)
 	}
 	return fmt.Errorf("%w: the tmux control client for session %s ended", ErrNoServer, w.session)
 }

@@ -258,11 +258,11 @@ func TestWatcherMissingSession(t *testing.T) {
 // subscribe failed with "no tmux server running" though the server ran.
 func TestWatcherIdleCloseSparesGet(t *testing.T) {
 	srv := tmuxtest.New(t)
-	const idle = 100 * time.Millisecond
+	const idle = 200 * time.Millisecond
 	tmux.SetWatchIdle(t, idle)
 	ws := &tmux.Watchers{Bin: srv.Bin, Env: tmuxtest.CleanEnv()}
 	defer ws.CloseAll()
-	const tries = 20
+	const tries = 12
 	fails := 0
 	for i := 0; i < tries; i++ {
 		w, err := ws.Get(srv.Socket, "$0")
