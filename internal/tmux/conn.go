@@ -468,9 +468,13 @@ func (c *controlConn) send(ctx context.Context, cmds []Command, before func()) (
 			c.pending = c.pending[:k-1]
 		}
 		c.pmu.Unlock()
-		c.wmu.Unlock()
-		c.closeStdin()
+		// Failed before anyone else may write after a partial line; the
+		// client is detached through the gate (see detach), never here:
+		// a stuck pipe is what a busy tmux server shows, and a detach it
+		// tells every control client about must not meet one of ours
+		// that is identifying.
 		c.fail(fmt.Errorf("%w: writing the command: %v", ErrControlLost, werr))
+		c.wmu.Unlock()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
