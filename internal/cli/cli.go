@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -84,6 +85,11 @@ func applyHTTPMemoryLimit(getenv config.Getenv) {
 		debug.SetMemoryLimit(httpMemoryLimit)
 	}
 }
+
+// setServerVersion sets server.Version once per process: tests run Main
+// side by side, and a second write (even of the same value) would race with
+// servers already reading it.
+var setServerVersion sync.Once
 
 // Version is the version a user or an MCP client sees (serverInfo.version):
 // the stamped one, else the module version (`go install …@v1.2.3`, or the
@@ -414,7 +420,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return docs(".", cmd.check, stdout, logger)
 	}
 
-	server.Version = Version()
+	setServerVersion.Do(func() { server.Version = Version() })
 	var auditLog *audit.Logger
 	switch {
 	case cfg.AuditLog != "":

@@ -2,8 +2,10 @@ package cli
 
 import (
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/sshtest"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
@@ -43,4 +45,56 @@ func TestDoctorHosts(t *testing.T) {
 	if code != 1 || !strings.Contains(out, "tmux does not run there") {
 		t.Errorf("no tmux there: exit %d\n%s", code, out)
 	}
+}
+
+// TestCallOnHost: the server the CLI builds reaches the hosts of
+// TMUX_MCP_HOSTS through TMUX_MCP_SSH_COMMAND, and closes them when it is
+// done: no ssh process of ours outlives the call.
+func TestCallOnHost(t *testing.T) {
+	var extra []string
+	if d := os.Getenv("TMUX_TMPDIR"); d != "" { // does not cross ssh by itself
+		extra = append(extra, "SetEnv TMUX_TMPDIR="+d)
+	}
+	s := sshtest.Start(t, extra...)
+	ts := tmuxtest.New(t)
+	local := tmuxtest.New(t)
+	env := map[string]string{"TMUX_MCP_SOCKET": local.Socket.Name, "TMUX_MCP_TMUX_BIN": local.Bin,
+		"TMUX_MCP_HOSTS":       "box=" + sshtest.Alias + "?socket=" + ts.Socket.Name + "&tmux=" + ts.Bin,
+		"TMUX_MCP_SSH_COMMAND": "ssh -F " + s.Config}
+	tty := ts.MustRun("display-message", "-p", "-t", "%0", "#{pane_tty}")
+	code, out, errOut := run(t, env, "call", "get_pane_info", `{"pane_id":"%0","host":"box"}`)
+	if code != 0 || !strings.Contains(out, `"host": "box"`) || !strings.Contains(out, tty) {
+		t.Fatalf("call on host box: %d %s %s", code, out, errOut)
+	}
+	// Close stopped every ssh process before run returned; the remote
+	// clients end as sshd sees their channels close.
+	if kids := sshKids(); len(kids) > 0 {
+		t.Fatalf("ssh processes left after the call: %v", kids)
+	}
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+		clients, _ := ts.Run("list-clients")
+		return clients == ""
+	})
+}
+
+// sshKids lists this process's children named ssh.
+func sshKids() []string {
+	me := strconv.Itoa(os.Getpid())
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(stat)
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		if f := strings.Fields(s[end+1:]); len(f) > 1 && f[1] == me && s[open+1:end] == "ssh" {
+			out = append(out, e.Name())
+		}
+	}
+	return out
 }

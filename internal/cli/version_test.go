@@ -56,3 +56,21 @@ func TestVersionFlagPrintsStampedVersion(t *testing.T) {
 		t.Errorf("Version() = %q", Version())
 	}
 }
+
+// Main runs side by side in one process (the tests do): the server version
+// is set once, so two runs never race on it (go test -race fails here
+// when each run writes it).
+func TestMainSideBySide(t *testing.T) {
+	done := make(chan int, 2)
+	for i := 0; i < 2; i++ {
+		go func() {
+			code, _, _ := run(t, nil, "tools", "--stats")
+			done <- code
+		}()
+	}
+	for i := 0; i < 2; i++ {
+		if code := <-done; code != 0 {
+			t.Fatalf("exit %d", code)
+		}
+	}
+}

@@ -31,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -129,7 +130,14 @@ type Host struct {
 	lastAt   time.Time // when it was seen
 
 	connecting chan struct{} // StartTTY handshakes in progress
+
+	// strays are remote control clients whose ssh session was lost,
+	// ended by the next connection to their server (tmux.StrayClients).
+	strays tmux.StrayClients
 }
+
+// Strays implements tmux.StrayKeeper.
+func (h *Host) Strays() *tmux.StrayClients { return &h.strays }
 
 type master struct {
 	path   string
@@ -360,6 +368,16 @@ func (h *Host) Diagnose() string {
 	h.mu.Lock()
 	ms := append([]*master{}, h.masters...)
 	h.mu.Unlock()
+	// The channel a caller lost usually closed because its master is
+	// exiting, and what the master says reaches us through exec's copying
+	// goroutine, possibly a little after the channel closed (a busy
+	// machine saw the reason missing): give the masters a moment to print
+	// or end. A healthy master costs this error path 300 ms at most.
+	for deadline := time.Now().Add(300 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if slices.ContainsFunc(ms, func(m *master) bool { return m.stderr.String() != "" || !m.alive() }) {
+			break
+		}
+	}
 	// A master that printed something is usually on its way out: the
 	// channel a caller lost closed because it exited. Give it a moment.
 	for _, m := range ms {

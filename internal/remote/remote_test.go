@@ -84,7 +84,7 @@ func checkNoChildren(t *testing.T, r *rig) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Errorf("left behind: ssh children %v, tmux clients %q", kids, clients)
+			t.Errorf("left behind: ssh children %v, tmux clients %q\n%s\nsshd log:\n%s", kids, clients, psTree(clients), r.sshd.Log())
 			return
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -113,6 +113,28 @@ func sshChildren() []string {
 		}
 	}
 	return out
+}
+
+// psTree describes each left-behind client and its ancestors (for the
+// failure message: which connection's session it was).
+func psTree(clients string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(clients), "\n") {
+		pid := strings.Fields(line + " ")[0]
+		for i := 0; i < 4 && pid != "" && pid != "0" && pid != "1"; i++ {
+			stat, err := os.ReadFile("/proc/" + pid + "/stat")
+			cmdline, _ := os.ReadFile("/proc/" + pid + "/cmdline")
+			if err != nil {
+				fmt.Fprintf(&b, "  %s: gone\n", pid)
+				break
+			}
+			s := string(stat)
+			f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+			fmt.Fprintf(&b, "  %s state %s: %s\n", pid, f[0], strings.ReplaceAll(string(cmdline), "\x00", " "))
+			pid = f[1]
+		}
+	}
+	return b.String()
 }
 
 func itoa(n int) string {

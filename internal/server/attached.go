@@ -7,11 +7,13 @@ import (
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
-// ownClientPIDs are the tmux clients this process keeps attached: the
-// control-mode engine's connections and the watchers.
-func (s *Server) ownClientPIDs() map[int]bool {
-	pids := s.watch.PIDs()
-	if cr, ok := s.tmux.Runner.(interface{ ClientPIDs() []int }); ok {
+// ownClientPIDs are the tmux clients this process keeps attached on the
+// call's host: the control-mode engine's connections and the watchers. On
+// a remote host they are the pids tmux reports there for our clients, kept
+// by that host's engine, so they never mix with the local ones.
+func (c *Call) ownClientPIDs() map[int]bool {
+	pids := c.watch.PIDs()
+	if cr, ok := c.tmux.Runner.(interface{ ClientPIDs() []int }); ok {
 		for _, p := range cr.ClientPIDs() {
 			pids[p] = true
 		}

@@ -79,7 +79,7 @@ func ToolsMarkdown() (string, error) {
 // that tools/list leaves undescribed to stay small (see SocketArgs); the
 // generated docs still explain every argument.
 var sharedArgDocs = map[string]string{
-	"socket_name":  "tmux -L socket name: which tmux server; a plain name (no '/', not '.' or '..', at most 100 bytes). With neither socket argument: TMUX_MCP_SOCKET_PATH, else TMUX_MCP_SOCKET, else tmux's default.",
+	"socket_name":  "tmux -L socket name: which tmux server; a plain name (no '/', not '.' or '..', at most 100 bytes). With neither socket argument: TMUX_MCP_SOCKET_PATH, else TMUX_MCP_SOCKET, else tmux's default (with host: that host's socket= from TMUX_MCP_HOSTS, else tmux's default there).",
 	"socket_path":  "tmux -S socket path; wins over socket_name. Absolute (or ~/...): an existing socket, or a new one in an existing directory of your own (or a sticky one like /tmp). Never replaces another file.",
 	"pane_id":      "Pane id, e.g. `%1`: the preferred target, stable for the pane's life.",
 	"session_name": "Session name (exact match).",

@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -157,6 +158,13 @@ func toToolError(err error) *ToolError {
 	case errors.Is(err, tmux.ErrTooLong):
 		return &ToolError{Msg: err.Error(), Type: typeExpected, Expected: true,
 			Suggestion: "Send long text with load_buffer and paste_buffer, or in several calls.", Err: err}
+	case errors.Is(err, tmux.ErrHostUnreachable), errors.Is(err, remote.ErrBusy):
+		return &ToolError{Msg: err.Error(), Type: "HostUnreachable", Expected: true,
+			Suggestion: "The call did not reach the remote host (ssh). The next call reconnects; `tmux-mcp doctor` checks each configured host.", Err: err}
+	case errors.Is(err, tmux.ErrBadRemoteWord):
+		return &ToolError{Msg: err.Error(), Type: "ValidationError", Expected: true, Err: err}
+	case errors.Is(err, tmux.ErrTmuxMissing) && strings.Contains(err.Error(), "on host "):
+		return &ToolError{Msg: "tmux binary not found " + err.Error()[strings.Index(err.Error(), "on host "):] + ". Install tmux there, or name its binary in TMUX_MCP_HOSTS (?tmux=BIN).", Type: "TmuxCommandNotFound", Err: err}
 	case errors.Is(err, tmux.ErrTmuxMissing):
 		return &ToolError{Msg: "tmux binary not found. Ensure tmux is installed and in PATH, or set TMUX_MCP_TMUX_BIN.", Type: "TmuxCommandNotFound", Err: err}
 	case errors.Is(err, tmux.ErrNoServer):

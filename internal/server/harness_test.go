@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
@@ -71,12 +72,18 @@ func testRunner(t testing.TB, ts *tmuxtest.Server) tmux.Runner {
 
 func newEnvWith(t testing.TB, ts *tmuxtest.Server, cfg config.Config, r tmux.Runner) *env {
 	t.Helper()
+	return newEnvHosts(t, ts, cfg, r, nil)
+}
+
+// newEnvHosts is newEnvWith with remote hosts (nil: none).
+func newEnvHosts(t testing.TB, ts *tmuxtest.Server, cfg config.Config, r tmux.Runner, hosts *remote.Set) *env {
+	t.Helper()
 	level := slog.LevelError + 100
 	if os.Getenv("TMUX_MCP_TEST_LOG") != "" {
 		level = slog.LevelDebug
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
-	srv, err := New(cfg, Options{Tmux: &tmux.Client{Runner: r}, Logger: logger, ChildEnv: tmuxtest.CleanEnv()})
+	srv, err := New(cfg, Options{Tmux: &tmux.Client{Runner: r}, Logger: logger, ChildEnv: tmuxtest.CleanEnv(), Hosts: hosts})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,16 @@ run_command suppresses shell history by default; send_keys does not unless suppr
 // Instructions returns the server instructions for the configured tier and
 // caller, within the byte budget.
 func (s *Server) Instructions() string {
-	return buildInstructions(s.cfg.Safety, s.cfg.Caller)
+	out := buildInstructions(s.cfg.Safety, s.cfg.Caller)
+	if s.hosts == nil || len(s.hosts.Names()) == 0 {
+		return out
+	}
+	// The configured hosts, so a model can name one; within the budget.
+	line := "\nRemote hosts (the host argument; ids are per host): " + strings.Join(s.hosts.Names(), ", ") + "."
+	if len(out)+len(line) <= instructionsBudget {
+		out += line
+	}
+	return out
 }
 
 func buildInstructions(tier config.Tier, caller config.Caller) string {

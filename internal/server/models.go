@@ -25,6 +25,7 @@ type PaneInfo struct {
 	PaneWidth          *string `json:"pane_width" desc:"Width in columns"`
 	SessionID          *string `json:"session_id" desc:"Parent session ID"`
 	WindowID           *string `json:"window_id" desc:"Parent window ID"`
+	OnHost
 }
 
 // PaneEdges is the geometry that every pane model (PaneInfo, PaneSnapshot,
@@ -160,6 +161,7 @@ type SessionInfo struct {
 	SessionAttached *string `json:"session_attached" desc:"Number of clients attached (tmux-mcp's own control clients are not counted)"`
 	SessionCreated  *string `json:"session_created" desc:"Creation time (Unix seconds)"`
 	ActivePaneID    *string `json:"active_pane_id" desc:"Active pane of the session's current window"`
+	OnHost
 }
 
 // sessionFields feed SessionInfo; in a list-sessions (or display-message)
@@ -190,6 +192,7 @@ type WindowInfo struct {
 	WindowWidth  *string `json:"window_width" desc:"Width in columns"`
 	WindowHeight *string `json:"window_height" desc:"Height in rows"`
 	ActivePaneID *string `json:"active_pane_id" desc:"Active pane of the window"`
+	OnHost
 }
 
 // windowFields feed WindowInfo; in a window context #{pane_id} is the
@@ -220,4 +223,8 @@ type ServerInfo struct {
 	SocketPath   *string `json:"socket_path" desc:"Socket path (tmux -S), when known"`
 	SessionCount *int    `json:"session_count" desc:"Number of sessions (0 when the server is not running)"`
 	Version      *string `json:"version" desc:"tmux version of the server"`
+	OnHost
+	// HostError says why list_servers could not reach a remote host: that
+	// host's one row, with is_alive false. Addition of tmux-mcp.
+	HostError *string `json:"host_error,omitempty" desc:"Why the remote host could not be reached (list_servers). Addition of tmux-mcp."`
 }

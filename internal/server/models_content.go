@@ -29,6 +29,7 @@ type PaneSnapshot struct {
 	IsCaller              *bool   `json:"is_caller" desc:"MCP caller identity for this pane: true when it is the pane this server runs in (same TMUX_PANE and same socket), false otherwise, null when the server is not running inside tmux."`
 	ContentTruncated      bool    `json:"content_truncated" default:"false" desc:"True if content was tail-preserved to stay within max_lines; oldest lines were dropped."`
 	ContentTruncatedLines int     `json:"content_truncated_lines" default:"0" desc:"Number of lines dropped from the head when truncating."`
+	OnHost
 }
 
 // snapshotFields are read by one display-message in the same round trip as
@@ -76,6 +77,7 @@ type PaneContentMatch struct {
 	SessionName        *string  `json:"session_name" desc:"Parent session name"`
 	MatchedLines       []string `json:"matched_lines" desc:"Lines containing the match"`
 	IsCaller           *bool    `json:"is_caller" desc:"MCP caller identity for this pane: true when it is the pane this server runs in (same TMUX_PANE and same socket), false otherwise, null when the server is not running inside tmux."`
+	OnHost
 }
 
 // searchFields are the list-panes fields a PaneContentMatch is built from.

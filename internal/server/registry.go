@@ -190,6 +190,7 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 		if err != nil {
 			return nil, err
 		}
+		c.stampHost(&out)
 		res, err := buildResult(out, wrap)
 		if err == nil {
 			for _, n := range c.notes {
@@ -323,7 +324,11 @@ func (s *Server) invoke(ctx context.Context, t *Tool, req *mcp.CallToolRequest, 
 		}
 		return errorResult(te)
 	}
-	c := &Call{Server: s, Req: req, Tool: t, RequestID: id}
+	c := s.newCall()
+	c.Req, c.Tool, c.RequestID = req, t, id
+	if err := c.bindHost(hostArg(args)); err != nil {
+		return errorResult(toToolError(err))
+	}
 	res, err = s.safeCall(ctx, t, c, args)
 	if err != nil && t.Tier == config.Readonly && !t.SelfBounded && retryable(err) {
 		s.log.Warn("retrying read-only tool after a transient tmux failure", "tool", t.Name, "error", err)

@@ -127,7 +127,16 @@ func withField(fields []string, f string) []string {
 // resolve it against its own directory instead: "~" and "~/x" expand to the
 // home directory and a relative path resolves against this process's
 // working directory.
-func absPath(name, p string) (string, error) {
+//
+// On a remote host (remote true) the path is that host's: nothing here can
+// resolve it, so it must be absolute and is passed on as given.
+func absPath(name, p string, remote bool) (string, error) {
+	if remote {
+		if !strings.HasPrefix(p, "/") {
+			return "", expectedf("%s: on a remote host the path must be absolute (it is the host's, not resolved here)", name)
+		}
+		return p, nil
+	}
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		home, err := os.UserHomeDir()
 		if err != nil {
@@ -144,15 +153,15 @@ func absPath(name, p string) (string, error) {
 
 // startDirectory resolves a start_directory argument (see absPath), which
 // must be an existing directory: tmux would otherwise silently start in
-// another one.
-func startDirectory(p *string) (string, error) {
+// another one. A remote host's directory cannot be checked from here.
+func startDirectory(p *string, remote bool) (string, error) {
 	d := str(p)
 	if d == "" {
 		return "", nil
 	}
-	abs, err := absPath("start_directory", d)
-	if err != nil {
-		return "", err
+	abs, err := absPath("start_directory", d, remote)
+	if err != nil || remote {
+		return abs, err
 	}
 	st, err := os.Stat(abs)
 	if err != nil || !st.IsDir() {

@@ -36,7 +36,19 @@ var resourceTemplates = []*mcp.ResourceTemplate{
 		Description: "The visible screen of a pane. Subscribe to be told when it changes."},
 }
 
-var rawPaneSegment = lazyRegexp(`^tmux://panes/(%[0-9A-Fa-f]+)([/?].*)?$`)
+// hostResourceTemplates are the same resources on a remote host
+// (TMUX_MCP_HOSTS): ids are per host, so the host is part of the URI. They
+// are listed only when hosts are configured.
+var hostResourceTemplates = []*mcp.ResourceTemplate{
+	{URITemplate: "tmux://hosts/{host}/sessions{?socket_name}", Name: "host_sessions", Title: "All Sessions on a Host", MIMEType: "application/json",
+		Description: "Every session on a remote host (SessionInfo list)."},
+	{URITemplate: "tmux://hosts/{host}/panes/{pane_id}{?socket_name}", Name: "host_pane", Title: "Pane Detail on a Host", MIMEType: "application/json",
+		Description: "One pane on a remote host (PaneInfo)."},
+	{URITemplate: "tmux://hosts/{host}/panes/{pane_id}/content{?socket_name}", Name: "host_pane_content", Title: "Pane Content on a Host", MIMEType: "text/plain",
+		Description: "The visible screen of a pane on a remote host. Subscribe to be told when it changes."},
+}
+
+var rawPaneSegment = lazyRegexp(`^(tmux://(?:hosts/[^/?]+/)?panes/)(%[0-9A-Fa-f]+)([/?].*)?$`)
 
 // fixPaneURI accepts a raw pane id in a URI (tmux://panes/%12), which the
 // SDK's template matcher refuses, by percent-encoding it, unless the segment
@@ -46,10 +58,10 @@ func fixPaneURI(uri string) string {
 	if m == nil {
 		return uri
 	}
-	if dec, err := url.PathUnescape(m[1]); err == nil && validPaneID(dec) {
+	if dec, err := url.PathUnescape(m[2]); err == nil && validPaneID(dec) {
 		return uri
 	}
-	return "tmux://panes/%25" + m[1][1:] + m[2]
+	return m[1] + "%25" + m[2][1:] + m[3]
 }
 
 func validPaneID(s string) bool { _, err := tmux.ParsePaneID(s); return err == nil }
@@ -61,6 +73,7 @@ type resourceRef struct {
 	windowIndex string
 	pane        string
 	socketName  string
+	host        string // a remote host (tmux://hosts/{host}/...); "" local
 }
 
 func parseResourceURI(uri string) (resourceRef, error) {
@@ -72,6 +85,12 @@ func parseResourceURI(uri string) (resourceRef, error) {
 	parts := strings.Split(strings.Trim(u.Path, "/"), "/")
 	if len(parts) == 1 && parts[0] == "" {
 		parts = nil
+	}
+	if u.Host == "hosts" {
+		if len(parts) < 2 || parts[0] == "" {
+			return resourceRef{}, fmt.Errorf("unknown tmux:// resource")
+		}
+		ref.host, u.Host, parts = parts[0], parts[1], parts[2:]
 	}
 	switch {
 	case u.Host == "sessions" && len(parts) == 0:
@@ -106,7 +125,12 @@ func (s *Server) internalCall(ctx context.Context, name string, args map[string]
 	if err != nil {
 		return nil, "", err
 	}
-	res, err := s.safeCall(ctx, t, &Call{Server: s, Tool: t}, a)
+	c := s.newCall()
+	c.Tool = t
+	if err := c.bindHost(hostArg(a)); err != nil {
+		return nil, "", err
+	}
+	res, err := s.safeCall(ctx, t, c, a)
 	if err != nil {
 		return nil, "", err
 	}
@@ -124,6 +148,9 @@ func (s *Server) readResource(ctx context.Context, req *mcp.ReadResourceRequest)
 	sock := map[string]any{}
 	if ref.socketName != "" {
 		sock["socket_name"] = ref.socketName
+	}
+	if ref.host != "" {
+		sock[HostArgName] = ref.host
 	}
 	with := func(kv ...any) map[string]any {
 		m := map[string]any{}
@@ -256,14 +283,24 @@ type uriWatch struct {
 // and pane ids.
 func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	prefix := req.Params.Argument.Value
-	c := &Call{Server: s}
+	c := s.newCall()
+	// Values of a host-qualified template come from that host.
+	if req.Params.Context != nil && req.Params.Argument.Name != HostArgName {
+		if h := req.Params.Context.Arguments[HostArgName]; h != "" && c.bindHost(h) != nil {
+			return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
+		}
+	}
 	sock := c.Socket(SocketArgs{})
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var values []string
 	switch req.Params.Argument.Name {
+	case HostArgName:
+		if s.hosts != nil {
+			values = s.hosts.Names()
+		}
 	case "session_name":
-		rows, _ := s.tmux.Rows(ctx, sock, tmux.Command{"list-sessions"}, []string{"session_name"})
+		rows, _ := c.tmux.Rows(ctx, sock, tmux.Command{"list-sessions"}, []string{"session_name"})
 		for _, r := range rows {
 			values = append(values, r["session_name"])
 		}
@@ -273,13 +310,13 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 			sess = req.Params.Context.Arguments["session_name"]
 		}
 		if args, err := tmux.WindowScope("", sess); err == nil {
-			rows, _ := s.tmux.Rows(ctx, sock, append(tmux.Command{"list-windows"}, args...), []string{"window_index"})
+			rows, _ := c.tmux.Rows(ctx, sock, append(tmux.Command{"list-windows"}, args...), []string{"window_index"})
 			for _, r := range rows {
 				values = append(values, r["window_index"])
 			}
 		}
 	case "pane_id":
-		rows, _ := s.tmux.Rows(ctx, sock, tmux.Command{"list-panes", "-a"}, []string{"pane_id"})
+		rows, _ := c.tmux.Rows(ctx, sock, tmux.Command{"list-panes", "-a"}, []string{"pane_id"})
 		for _, r := range tmux.DedupeBy(rows, "pane_id") {
 			values = append(values, r["pane_id"])
 		}
@@ -307,7 +344,7 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 // notification that the changes cause.
 func (rs *resourceState) sync(ctx context.Context) {
 	fields := []string{"session_name", "window_index", "pane_id"}
-	c := &Call{Server: rs.s}
+	c := rs.s.newCall()
 	rows, err := rs.s.tmux.Rows(ctx, c.Socket(SocketArgs{}), tmux.Command{"list-panes", "-a"}, fields)
 	if err != nil && !errors.Is(err, tmux.ErrNoServer) {
 		return
@@ -360,17 +397,26 @@ func (rs *resourceState) subscribe(ctx context.Context, req *mcp.SubscribeReques
 	}
 	// The same socket rules as every tool call: a subscription only attaches,
 	// but a bad name must still be refused clearly, not reach tmux.
-	if err := rs.s.checkSocket(SocketArgs{SocketName: &ref.socketName}); err != nil {
+	// A subscription on a remote host keeps that host's engine (its call),
+	// as a run or a wait does.
+	c := rs.s.newCall()
+	check := rs.s.checkSocket
+	if ref.host != "" {
+		if err := c.bindHost(ref.host); err != nil {
+			return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		check = func(a SocketArgs) error { return checkRemoteSocket(a) }
+	}
+	if err := check(SocketArgs{SocketName: &ref.socketName}); err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
 	if rs.hold(uri, req.Session) {
 		return nil // already watched for another session
 	}
-	sock := (&Call{Server: rs.s}).Socket(SocketArgs{SocketName: &ref.socketName})
+	sock := c.Socket(SocketArgs{SocketName: &ref.socketName})
 	wctx, cancel := context.WithCancel(context.Background())
 	closeFn := func() {} // a structure watch ends with wctx
 	if ref.kind == "content" {
-		c := &Call{Server: rs.s}
 		ps, _, err := c.openStream(ctx, sock, ref.pane)
 		if err != nil {
 			cancel()
@@ -391,7 +437,7 @@ func (rs *resourceState) subscribe(ctx context.Context, req *mcp.SubscribeReques
 			}
 		}()
 	} else {
-		err := rs.followStructure(wctx, sock, func() {
+		err := rs.followStructure(wctx, c, sock, func() {
 			rs.sync(wctx)
 			rs.updated(wctx, uri)
 		}, nil)
@@ -476,11 +522,11 @@ func (rs *resourceState) updated(ctx context.Context, uri string) {
 // attached to one session; when that session goes (its control client is
 // detached), following moves to another session, and stops, calling ended,
 // when none is left or the server is closing.
-func (rs *resourceState) followStructure(ctx context.Context, sock tmux.Socket, changed, ended func()) error {
+func (rs *resourceState) followStructure(ctx context.Context, c *Call, sock tmux.Socket, changed, ended func()) error {
 	subscribe := func() (*tmux.Subscription, error) {
 		sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		return rs.structureSub(sctx, sock)
+		return rs.structureSub(sctx, c, sock)
 	}
 	sub, err := subscribe()
 	if err != nil {
@@ -540,8 +586,9 @@ func (rs *resourceState) followList() {
 		rs.following = false
 		rs.mu.Unlock()
 	}
-	sock := (&Call{Server: rs.s}).Socket(SocketArgs{})
-	err := rs.followStructure(context.Background(), sock, func() {
+	c := rs.s.newCall()
+	sock := c.Socket(SocketArgs{})
+	err := rs.followStructure(context.Background(), c, sock, func() {
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		rs.sync(sctx)
 		cancel()
@@ -555,12 +602,12 @@ func (rs *resourceState) followList() {
 // server's first session: tmux sends session and window events to every
 // control client, and the watcher's format subscription covers panes in
 // the other sessions (see tmux.Watcher).
-func (rs *resourceState) structureSub(ctx context.Context, sock tmux.Socket) (*tmux.Subscription, error) {
-	rows, err := rs.s.tmux.Rows(ctx, sock, tmux.Command{"list-sessions"}, []string{"session_id"})
+func (rs *resourceState) structureSub(ctx context.Context, c *Call, sock tmux.Socket) (*tmux.Subscription, error) {
+	rows, err := c.tmux.Rows(ctx, sock, tmux.Command{"list-sessions"}, []string{"session_id"})
 	if err != nil || len(rows) == 0 {
 		return nil, resourceNotFound("no tmux session to watch on this server")
 	}
-	w, err := rs.s.watch.Get(sock, rows[0]["session_id"])
+	w, err := c.watch.Get(sock, rows[0]["session_id"])
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tmux-mcp/tmux-mcp/internal/audit"
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -36,6 +37,7 @@ type Server struct {
 	audit   *audit.Logger
 	reqSeq  atomic.Uint64
 	watch   *tmux.Watchers // control clients streaming pane output to waits
+	hosts   *remote.Set    // remote hosts (TMUX_MCP_HOSTS); nil: none
 
 	sinceOnce sync.Once
 	since     *cursorStore // capture_since cursor state (capture_since_store.go)
@@ -57,6 +59,10 @@ type Options struct {
 	// ChildEnv is the environment of long-lived tmux clients the server
 	// starts (watchers); nil inherits this process's.
 	ChildEnv []string
+	// Hosts are the remote hosts a call's host argument names. nil: New
+	// builds them from cfg.Hosts and cfg.SSHCommand (none when empty).
+	// Close closes them either way: the server owns them.
+	Hosts *remote.Set
 }
 
 // New builds the server and its tool table. It fails when a tool is
@@ -66,6 +72,18 @@ func New(cfg config.Config, opts Options) (*Server, error) {
 	s := &Server{cfg: cfg, tmux: opts.Tmux, log: opts.Logger, audit: opts.Audit,
 		watch: &tmux.Watchers{Bin: cfg.TmuxBin, Env: opts.ChildEnv}}
 	s.stop.ctx, s.stop.cancel = context.WithCancelCause(context.Background())
+	s.hosts = opts.Hosts
+	if s.hosts == nil && len(cfg.Hosts) > 0 {
+		specs := make([]remote.Spec, len(cfg.Hosts))
+		for i, h := range cfg.Hosts {
+			specs[i] = h.Spec()
+		}
+		set, err := remote.NewSet(specs, remote.Options{SSHCommand: cfg.SSHCommand, Env: opts.ChildEnv})
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", config.ErrInvalid, err)
+		}
+		s.hosts = set
+	}
 	if s.tmux == nil {
 		if cfg.Engine == "exec" {
 			s.tmux = tmux.NewExecClient(cfg.TmuxBin)
@@ -166,6 +184,11 @@ func (s *Server) MCP() *mcp.Server {
 	rs.ms = ms
 	for _, t := range resourceTemplates {
 		ms.AddResourceTemplate(t, s.readResource)
+	}
+	if s.hosts != nil && len(s.hosts.Names()) > 0 {
+		for _, t := range hostResourceTemplates {
+			ms.AddResourceTemplate(t, s.readResource)
+		}
 	}
 	addPrompts(ms)
 	for _, t := range s.Visible() {
@@ -279,6 +302,9 @@ func (s *Server) Close(ctx context.Context) error {
 	if c, ok := s.tmux.Runner.(interface{ Close() error }); ok {
 		_ = c.Close()
 	}
+	if s.hosts != nil {
+		_ = s.hosts.Close() // every ssh connection, remote control client and watcher
+	}
 	return err
 }
 
@@ -307,6 +333,15 @@ type Call struct {
 	Tool      *Tool
 	RequestID string // this call's id in the audit log
 
+	// tmux and watch shadow the Server's: they are the engine of the
+	// call's host (the local one, or a remote host's over ssh), so every
+	// tool reaches the host its call names without knowing about hosts.
+	tmux  *tmux.Client
+	watch *tmux.Watchers
+	// host is the remote host the call names; "" is the local machine.
+	host string
+	eng  *remote.Engine // host's engine; nil for the local machine
+
 	// notes are text blocks added after the result's own (see addNote).
 	notes []string
 }
@@ -334,6 +369,9 @@ func noServerNote(sock tmux.Socket) string {
 type SocketArgs struct {
 	SocketName *string `json:"socket_name"`
 	SocketPath *string `json:"socket_path"`
+	// Host names a TMUX_MCP_HOSTS entry: the socket is on that host. Its
+	// description is HostArgDescription (TestHostArgument keeps them equal).
+	Host *string `json:"host" desc:"TMUX_MCP_HOSTS entry; null: local"`
 }
 
 // Socket resolves which server a call reaches, highest first: the call's
@@ -342,6 +380,9 @@ type SocketArgs struct {
 // leading ~ of a path expands to the home directory. Every tool call's
 // selection has passed checkSocket (validate.go) before a handler runs.
 func (c *Call) Socket(a SocketArgs) tmux.Socket {
+	if c.eng != nil {
+		return c.remoteSocket(a)
+	}
 	sock, _ := c.chooseSocket(a)
 	if sock.Path != "" {
 		if p, err := tmux.ExpandHome(sock.Path); err == nil {
@@ -416,6 +457,10 @@ type Addition struct {
 var Additions = []Addition{
 	{"socket_path", "argument of every tool that takes socket_name",
 		"reach a server by socket path (tmux -S), e.g. one found by list_servers(extra_socket_paths=...)"},
+	{"host", "argument of every tool; result field of listed panes, windows, sessions and servers on a remote host",
+		"reach tmux on a remote host over ssh (TMUX_MCP_HOSTS); ids are per host, so results name the host they describe"},
+	{"host_error", "result field of list_servers, on the row of a remote host it could not reach",
+		"one unreachable host is reported with its reason instead of failing the whole listing"},
 	{"run_id", "result field of run_command (RunCommandResult)",
 		"handle to resume a timed-out run_command with wait_for_run instead of running the command again"},
 	{"wait_for_run", "tool",

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -26,6 +27,9 @@ func (batchOperation) closedSchema() {}
 type batchArgs struct {
 	Operations []batchOperation `json:"operations" desc:"1 to 1000 calls, run in order."`
 	OnError    string           `json:"on_error" default:"\"stop\"" enum:"stop,continue" doc:"stop: halt after the first failing call; continue: run them all."`
+	// Host is the host of every operation that names none; an operation's
+	// own host argument wins, so one batch may mix hosts.
+	Host *string `json:"host" desc:"TMUX_MCP_HOSTS entry; null: local"`
 }
 
 // BatchResultRow is one nested call's outcome.
@@ -86,6 +90,15 @@ func (c *Call) runBatch(ctx context.Context, ceiling config.Tier, a batchArgs) (
 			row.Error = &refusal
 			row.Content = []map[string]any{{"type": "text", "text": refusal}}
 		} else {
+			if a.Host != nil && *a.Host != "" && takesHost(c.visible[op.Tool]) {
+				if _, given := op.Arguments[HostArgName]; !given {
+					op.Arguments = maps.Clone(op.Arguments)
+					if op.Arguments == nil {
+						op.Arguments = map[string]any{}
+					}
+					op.Arguments[HostArgName] = *a.Host
+				}
+			}
 			args, _ := json.Marshal(op.Arguments)
 			r := c.invoke(ctx, c.visible[op.Tool], c.Req, args, c.RequestID)
 			row.Success = !r.IsError
@@ -188,4 +201,11 @@ func wireSize(v any) (wire, jsonBytes int) {
 
 func roundMs(d time.Duration) float64 {
 	return float64(d.Round(time.Millisecond)) / float64(time.Second)
+}
+
+// takesHost reports whether a tool has the host argument.
+func takesHost(t *Tool) bool {
+	props, _ := t.inSchema()["properties"].(map[string]any)
+	_, ok := props[HostArgName]
+	return ok
 }

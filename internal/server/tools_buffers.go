@@ -65,8 +65,8 @@ type bufferState struct {
 	prefix string
 
 	mu        sync.Mutex
-	touched   map[tmux.Socket]bool // servers a buffer tool reached, for Close
-	reclaimed map[tmux.Socket]bool // servers whose dead owners' buffers were reclaimed
+	touched   map[hostKey]bool // servers a buffer tool reached, for Close
+	reclaimed map[hostKey]bool // servers whose dead owners' buffers were reclaimed
 	live      map[Owner]map[string]*liveBuffer
 	count     int    // entries in live, the number held against maxBuffersTotal
 	seq       uint64 // advanced each time a load completes
@@ -74,7 +74,7 @@ type bufferState struct {
 
 // liveBuffer is one buffer made by load_buffer and not yet deleted.
 type liveBuffer struct {
-	sock tmux.Socket
+	sock hostKey // the host and server it was loaded on
 	// loaded is the seq at which tmux confirmed the buffer, 0 while its
 	// load is in flight: a listing begun after that point must show it.
 	loaded uint64
@@ -85,8 +85,8 @@ func (s *Server) buffers() *bufferState {
 	s.bufOnce.Do(func() {
 		s.bufState = &bufferState{
 			prefix:    fmt.Sprintf("tmux_mcp_%x_%s_%s_", os.Getpid(), procStart(os.Getpid()), randHex(4)),
-			touched:   map[tmux.Socket]bool{},
-			reclaimed: map[tmux.Socket]bool{},
+			touched:   map[hostKey]bool{},
+			reclaimed: map[hostKey]bool{},
 			live:      map[Owner]map[string]*liveBuffer{},
 		}
 	})
@@ -167,23 +167,23 @@ func (st *bufferState) ownName(name string) error {
 
 // owned checks that name is a buffer the calling client loaded and has
 // not deleted, and returns the tmux server it was loaded on.
-func (st *bufferState) owned(ctx context.Context, name string) (tmux.Socket, error) {
+func (st *bufferState) owned(ctx context.Context, name string) (hostKey, error) {
 	if err := st.ownName(name); err != nil {
-		return tmux.Socket{}, err
+		return hostKey{}, err
 	}
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if b, ok := st.live[OwnerFrom(ctx)][name]; ok && b.loaded != 0 {
 		return b.sock, nil
 	}
-	return tmux.Socket{}, &tmux.NotFoundError{What: "buffer", Detail: name}
+	return hostKey{}, &tmux.NotFoundError{What: "buffer", Detail: name}
 }
 
 // reserve takes a place under the owner's maxLiveBuffers and the process's
 // maxBuffersTotal for a buffer about to be loaded. When no place is free it
 // first drops buffers that are gone from tmux (deleted behind our back, or
 // their server ended) and refuses only if a cap is still reached.
-func (st *bufferState) reserve(ctx context.Context, c *Call, owner Owner, name string, sock tmux.Socket) error {
+func (st *bufferState) reserve(ctx context.Context, c *Call, owner Owner, name string, sock hostKey) error {
 	if st.add(owner, name, sock) {
 		return nil
 	}
@@ -206,7 +206,7 @@ func (st *bufferState) reserve(ctx context.Context, c *Call, owner Owner, name s
 	}
 }
 
-func (st *bufferState) add(owner Owner, name string, sock tmux.Socket) bool {
+func (st *bufferState) add(owner Owner, name string, sock hostKey) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if len(st.live[owner]) >= maxLiveBuffers || st.count >= maxBuffersTotal {
@@ -253,7 +253,7 @@ func (st *bufferState) forgetLocked(owner Owner, name string) {
 
 // gone frees a buffer's place when tmux said, on the server it was loaded
 // on, that it does not exist (err is what bufferError returned).
-func (st *bufferState) gone(ctx context.Context, name string, sock, loadedOn tmux.Socket, err error) {
+func (st *bufferState) gone(ctx context.Context, name string, sock, loadedOn hostKey, err error) {
 	var nf *tmux.NotFoundError
 	if sock == loadedOn && (errors.As(err, &nf) && nf.What == "buffer" || errors.Is(err, tmux.ErrNoServer)) {
 		st.forget(OwnerFrom(ctx), name)
@@ -264,7 +264,7 @@ func (st *bufferState) gone(ctx context.Context, name string, sock, loadedOn tmu
 // buffers loaded before a server's listing began are judged by it.
 func (st *bufferState) prune(ctx context.Context, c *Call) {
 	st.mu.Lock()
-	socks := map[tmux.Socket]bool{}
+	socks := map[hostKey]bool{}
 	for _, names := range st.live {
 		for _, b := range names {
 			socks[b.sock] = true
@@ -275,7 +275,11 @@ func (st *bufferState) prune(ctx context.Context, c *Call) {
 		st.mu.Lock()
 		before := st.seq
 		st.mu.Unlock()
-		outs, err := c.tmux.Run(ctx, sock, tmux.Command{"list-buffers", "-F", "#{buffer_name}"})
+		tc, err := c.clientFor(sock.host)
+		if err != nil {
+			continue
+		}
+		outs, err := tc.Run(ctx, sock.sock, tmux.Command{"list-buffers", "-F", "#{buffer_name}"})
 		present := map[string]bool{}
 		switch {
 		case errors.Is(err, tmux.ErrNoServer): // the server ended, and its buffers with it
@@ -305,7 +309,7 @@ func (st *bufferState) prune(ctx context.Context, c *Call) {
 func (s *Server) ReleaseBuffers(ctx context.Context, owner Owner) error {
 	st := s.buffers()
 	st.mu.Lock()
-	bySock := map[tmux.Socket][]string{}
+	bySock := map[hostKey][]string{}
 	for n, b := range st.live[owner] {
 		bySock[b.sock] = append(bySock[b.sock], n)
 		st.forgetLocked(owner, n)
@@ -313,7 +317,11 @@ func (s *Server) ReleaseBuffers(ctx context.Context, owner Owner) error {
 	st.mu.Unlock()
 	var errs []error
 	for sock, names := range bySock {
-		if err := deleteBuffers(ctx, s.tmux, sock, names); err != nil {
+		tc, err := s.clientFor(sock.host)
+		if err == nil {
+			err = deleteBuffers(ctx, tc, sock.sock, names)
+		}
+		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", sock, err))
 		}
 	}
@@ -324,9 +332,12 @@ func (s *Server) ReleaseBuffers(ctx context.Context, owner Owner) error {
 // first time, lists the buffers in the same round trip so that those of
 // dead tmux-mcp processes can be reclaimed.
 func (st *bufferState) run(ctx context.Context, c *Call, sock tmux.Socket, cmds ...tmux.Command) ([][]byte, error) {
+	k := c.key(sock)
 	st.mu.Lock()
-	st.touched[sock] = true
-	first := !st.reclaimed[sock]
+	st.touched[k] = true
+	// Whether a buffer's owner lives is judged by its pid on this machine:
+	// on a remote host that says nothing, so nothing is reclaimed there.
+	first := !st.reclaimed[k] && c.host == ""
 	st.mu.Unlock()
 	if !first {
 		return c.tmux.Run(ctx, sock, cmds...)
@@ -335,7 +346,7 @@ func (st *bufferState) run(ctx context.Context, c *Call, sock tmux.Socket, cmds 
 	outs, err := c.tmux.Run(ctx, sock, all...)
 	if len(outs) > 0 {
 		st.mu.Lock()
-		st.reclaimed[sock] = true
+		st.reclaimed[k] = true
 		st.mu.Unlock()
 		st.reclaim(ctx, c.Server, sock, outs[0])
 		outs = outs[1:]
@@ -399,14 +410,18 @@ func (s *Server) closeBuffers(ctx context.Context) error {
 	st := s.buffers()
 	st.mu.Lock()
 	st.live, st.count = map[Owner]map[string]*liveBuffer{}, 0
-	socks := make([]tmux.Socket, 0, len(st.touched))
+	socks := make([]hostKey, 0, len(st.touched))
 	for sock := range st.touched {
 		socks = append(socks, sock)
 	}
 	st.mu.Unlock()
 	var errs []error
 	for _, sock := range socks {
-		outs, err := s.tmux.Run(ctx, sock, tmux.Command{"list-buffers", "-F", "#{buffer_name}"})
+		tc, err := s.clientFor(sock.host)
+		var outs [][]byte
+		if err == nil {
+			outs, err = tc.Run(ctx, sock.sock, tmux.Command{"list-buffers", "-F", "#{buffer_name}"})
+		}
 		if err != nil {
 			if !errors.Is(err, tmux.ErrNoServer) {
 				errs = append(errs, fmt.Errorf("%s: %w", sock, err))
@@ -414,7 +429,7 @@ func (s *Server) closeBuffers(ctx context.Context) error {
 			continue
 		}
 		if mine, _ := st.sortBuffers(outs[0]); len(mine) > 0 {
-			if err := deleteBuffers(ctx, s.tmux, sock, mine); err != nil {
+			if err := deleteBuffers(ctx, tc, sock.sock, mine); err != nil {
 				errs = append(errs, fmt.Errorf("%s: %w", sock, err))
 			}
 		}
@@ -432,9 +447,33 @@ const bufferTempPrefix = "tmux-mcp-buffer-"
 // an argument; larger content (or content with a NUL byte) through a file
 // in a fresh 0700 directory, mode 0600, removed by cleanup. Nothing else is
 // ever written to disk.
-func loadCommand(name, content string) (tmux.Command, func(), error) {
+//
+// On a remote host a file here would be no file there (tmux's client, which
+// reads it, runs on the host), so larger content is set in pieces of at
+// most maxArgContent, appended in order in the same round trip; a NUL byte,
+// which no tmux command line can carry, is refused.
+func loadCommand(name, content string, remote bool) ([]tmux.Command, func(), error) {
 	if len(content) <= maxArgContent && !strings.Contains(content, "\x00") {
-		return tmux.Command{"set-buffer", "-b", name, "--", content}, func() {}, nil
+		return []tmux.Command{{"set-buffer", "-b", name, "--", content}}, func() {}, nil
+	}
+	if remote {
+		if strings.Contains(content, "\x00") {
+			return nil, nil, expectedf("content holds a NUL byte, which cannot be sent to a remote host's tmux")
+		}
+		var cmds []tmux.Command
+		for rest := content; rest != ""; {
+			n := min(len(rest), maxArgContent)
+			for n < len(rest) && n > 0 && !utf8.RuneStart(rest[n]) {
+				n-- // never split a character
+			}
+			cmd := tmux.Command{"set-buffer", "-b", name, "--", rest[:n]}
+			if len(cmds) > 0 {
+				cmd = tmux.Command{"set-buffer", "-a", "-b", name, "--", rest[:n]}
+			}
+			cmds = append(cmds, cmd)
+			rest = rest[n:]
+		}
+		return cmds, func() {}, nil
 	}
 	dir, err := os.MkdirTemp("", bufferTempPrefix)
 	if err != nil {
@@ -452,7 +491,7 @@ func loadCommand(name, content string) (tmux.Command, func(), error) {
 		cleanup()
 		return nil, nil, fmt.Errorf("temporary file for buffer content: %w", err)
 	}
-	return tmux.Command{"load-buffer", "-b", name, f.Name()}, cleanup, nil
+	return []tmux.Command{{"load-buffer", "-b", name, f.Name()}}, cleanup, nil
 }
 
 // pasteTarget resolves the pane a paste goes to. With a pane_id it returns
@@ -556,16 +595,16 @@ func loadBuffer(ctx context.Context, c *Call, a loadBufferArgs) (BufferRef, erro
 	st := c.buffers()
 	owner, sock := OwnerFrom(ctx), c.Socket(a.SocketArgs)
 	name := st.newBufferName(logical)
-	if err := st.reserve(ctx, c, owner, name, sock); err != nil {
+	if err := st.reserve(ctx, c, owner, name, c.key(sock)); err != nil {
 		return BufferRef{}, err
 	}
-	cmd, cleanup, err := loadCommand(name, a.Content)
+	cmds, cleanup, err := loadCommand(name, a.Content, c.host != "")
 	if err != nil {
 		st.forget(owner, name)
 		return BufferRef{}, err
 	}
 	defer cleanup()
-	_, err = st.run(ctx, c, sock, cmd)
+	_, err = st.run(ctx, c, sock, cmds...)
 	if err == nil && st.confirm(owner, name) {
 		return BufferRef{BufferName: name, LogicalName: a.LogicalName}, nil
 	}
@@ -603,7 +642,7 @@ func pasteBuffer(ctx context.Context, c *Call, a pasteBufferArgs) (Text, error) 
 	defer release()
 	if _, err := st.run(ctx, c, sock, append(cmds, paste)...); err != nil {
 		err = bufferError(err, pane, a.BufferName)
-		st.gone(ctx, a.BufferName, sock, loadedOn, err)
+		st.gone(ctx, a.BufferName, c.key(sock), loadedOn, err)
 		return "", err
 	}
 	return Text(fmt.Sprintf("Buffer '%s' pasted to pane %s", a.BufferName, pane)), nil
@@ -620,7 +659,7 @@ func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
 		return "", err
 	}
 	name := st.newBufferName("paste")
-	load, cleanup, err := loadCommand(name, a.Text)
+	load, cleanup, err := loadCommand(name, a.Text, c.host != "")
 	if err != nil {
 		return "", err
 	}
@@ -634,7 +673,7 @@ func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
 		return "", err
 	}
 	defer release()
-	if _, err := st.run(ctx, c, sock, append(cmds, load, paste)...); err != nil {
+	if _, err := st.run(ctx, c, sock, append(append(cmds, load...), paste)...); err != nil {
 		// The paste may have failed after the load: never leave the text.
 		_, _ = c.tmux.Run(context.WithoutCancel(ctx), sock, tmux.Command{"delete-buffer", "-b", name})
 		return "", bufferError(err, pane, name)
@@ -655,7 +694,7 @@ func showBuffer(ctx context.Context, c *Call, a showBufferArgs) (BufferContent, 
 	outs, err := st.run(ctx, c, sock, tmux.Command{"show-buffer", "-b", a.BufferName})
 	if err != nil {
 		err = bufferError(err, "", a.BufferName)
-		st.gone(ctx, a.BufferName, sock, loadedOn, err)
+		st.gone(ctx, a.BufferName, c.key(sock), loadedOn, err)
 		return BufferContent{}, err
 	}
 	raw := outs[0]
@@ -682,10 +721,10 @@ func deleteBuffer(ctx context.Context, c *Call, a deleteBufferArgs) (Text, error
 	sock := c.Socket(a.SocketArgs)
 	if _, err := st.run(ctx, c, sock, tmux.Command{"delete-buffer", "-b", a.BufferName}); err != nil {
 		err = bufferError(err, "", a.BufferName)
-		st.gone(ctx, a.BufferName, sock, loadedOn, err)
+		st.gone(ctx, a.BufferName, c.key(sock), loadedOn, err)
 		return "", err
 	}
-	if sock == loadedOn {
+	if c.key(sock) == loadedOn {
 		st.forget(OwnerFrom(ctx), a.BufferName)
 	}
 	return Text(fmt.Sprintf("Buffer '%s' deleted", a.BufferName)), nil

@@ -15,7 +15,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
@@ -574,17 +573,17 @@ func TestBufferCeilingOverClients(t *testing.T) {
 	n := 0
 	for c := 0; n < maxBuffersTotal; c++ {
 		for i := 0; i < maxLiveBuffers-1 && n < maxBuffersTotal; i++ {
-			if !st.add(Owner(fmt.Sprintf("client-%d", c)), fmt.Sprint(i), tmux.Socket{}) {
+			if !st.add(Owner(fmt.Sprintf("client-%d", c)), fmt.Sprint(i), hostKey{}) {
 				t.Fatalf("refused place %d (client %d, its %d-th) below the ceiling", n, c, i)
 			}
 			n++
 		}
 	}
-	if st.add("newcomer", "x", tmux.Socket{}) {
+	if st.add("newcomer", "x", hostKey{}) {
 		t.Errorf("a client with no buffer got a place past the ceiling of %d", maxBuffersTotal)
 	}
 	st.forget("client-0", "0")
-	if !st.add("newcomer", "x", tmux.Socket{}) {
+	if !st.add("newcomer", "x", hostKey{}) {
 		t.Error("a freed place was not given to the next client")
 	}
 }

@@ -110,6 +110,9 @@ func (c *Call) captureSince(ctx context.Context, a captureSinceArgs) (CaptureSin
 		Activity: activity, Clock: clock, Grid: grid, Hashes: store.hashRows(grid)}
 	now := snap.remember()
 	now.Socket, now.Server = realPath(st["socket_path"]), st["pid"]+"/"+st["start_time"]
+	if c.host != "" { // a remote path: never resolved here, and named with its host
+		now.Socket = c.host + ":" + st["socket_path"]
+	}
 	now.Pane, now.PanePID = paneID, st["pane_pid"]
 	if prev != nil {
 		if prev.Socket != now.Socket || prev.Server != now.Server {

@@ -508,7 +508,7 @@ func TestCaptureAllSplitsAndSkips(t *testing.T) {
 		rows = append(rows, tmux.Row{"pane_id": id})
 	}
 	rows = append(rows[:2], append([]tmux.Row{{"pane_id": "%999"}}, rows[2:]...)...)
-	c := &Call{Server: e.srv}
+	c := e.srv.newCall()
 	sock := e.tmux.Socket
 	one := chainOverhead + len("capture-pane -p -J -t %1 ")
 	cases := []struct {
@@ -729,7 +729,7 @@ func TestCaptureAllRunsChunksAtOnce(t *testing.T) {
 	}
 	f := &inFlight{r: ts.Runner()}
 	e := newEnvWith(t, ts, configT{SocketName: ts.Socket.Name, TmuxBin: ts.Bin}, f)
-	c := &Call{Server: e.srv}
+	c := e.srv.newCall()
 	got, err := c.captureAll(context.Background(), ts.Socket, rows, nil, nil, chainOverhead+len("capture-pane -p -J -t %10 "))
 	if err != nil || len(got) != 6 {
 		t.Fatalf("%d captures, %v", len(got), err)

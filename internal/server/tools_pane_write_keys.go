@@ -246,7 +246,7 @@ func paneKeysTools() []*Tool {
 					return "", err
 				}
 				var err error
-				if path, err = absPath("output_path", *a.OutputPath); err != nil {
+				if path, err = absPath("output_path", *a.OutputPath, c.host != ""); err != nil {
 					return "", err
 				}
 			}

@@ -88,6 +88,7 @@ type runRecord struct {
 	id      string
 	owner   Owner
 	pane    string
+	host    string // "" local; the run's stream keeps that host's engine
 	sock    tmux.Socket
 	started time.Time
 	ps      *paneStream
@@ -143,6 +144,7 @@ type runKey struct {
 }
 
 type paneKey struct {
+	host string // ids are per host: %3 here is not %3 on another host
 	sock tmux.Socket
 	pane string
 }
@@ -206,9 +208,9 @@ var promptWait = 300 * time.Millisecond
 // inputHoldMax). From then on they go through, so C-c reaches the command.
 // The returned release must be called once the input is written: run_command
 // cannot type its wrapper in between.
-func (s *Server) holdInput(ctx context.Context, sock tmux.Socket, pane string) (release func(), err error) {
-	reg := s.runs()
-	k := paneKey{sock, pane}
+func (c *Call) holdInput(ctx context.Context, sock tmux.Socket, pane string) (release func(), err error) {
+	reg := c.runs()
+	k := paneKey{c.host, sock, pane}
 	pg := reg.gate(k)
 	done := func() {
 		pg.RUnlock()
@@ -282,7 +284,7 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 		}
 	}
 	reg := c.runs()
-	k := paneKey{sock, pane}
+	k := paneKey{c.host, sock, pane}
 	// A command still running from run_command is what the pane shows: say
 	// so (it is not "not a shell").
 	if prev := reg.inFlight(k); prev != nil {
@@ -305,7 +307,7 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	view.width, _ = strconv.Atoi(st["pane_width"])
 	view.height, _ = strconv.Atoi(st["pane_height"])
 	wrapper := runWrapper(shell, a.Command, id, a.SuppressHistory, view)
-	rec := &runRecord{id: id, owner: OwnerFrom(ctx), pane: pane, sock: sock, done: make(chan struct{}), begun: make(chan struct{})}
+	rec := &runRecord{id: id, owner: OwnerFrom(ctx), pane: pane, host: c.host, sock: sock, done: make(chan struct{}), begun: make(chan struct{})}
 	// Hold the pane's input lock while registering and typing: input that
 	// another tool is writing finishes first, and input that comes later
 	// sees this run and waits for its start marker.
@@ -340,7 +342,7 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	reg.runs[runKey{rec.owner, id}] = rec
 	reg.mu.Unlock()
 	unlock()
-	go c.Server.pumpRun(rec)
+	go pumpRun(rec)
 	return c.collect(ctx, rec, eff, a.MaxLines)
 }
 
@@ -519,7 +521,7 @@ const fishIntGuard = `'function __tmux_mcp_int --on-signal INT; end; fish -c $ar
 
 // pumpRun feeds a run's output stream through the terminal decoder until
 // the end marker arrives or the pane goes away.
-func (s *Server) pumpRun(rec *runRecord) {
+func pumpRun(rec *runRecord) {
 	feed := rec.feeder()
 	ctx := context.Background()
 	for {
@@ -537,7 +539,7 @@ func (s *Server) pumpRun(rec *runRecord) {
 		if len(data) == 0 {
 			// A layout change: make sure the pane still exists.
 			cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-			_, err := s.tmux.Locate(cctx, rec.sock, tmux.PaneID(rec.pane))
+			_, err := rec.ps.c.tmux.Locate(cctx, rec.sock, tmux.PaneID(rec.pane)) // the run's host
 			cancel()
 			if err != nil {
 				rec.finish(nil, fmt.Errorf("pane %s went away while the command ran", rec.pane))
@@ -735,7 +737,7 @@ func (g *runRegistry) remove(rec *runRecord) {
 	if g.runs[k] == rec {
 		delete(g.runs, k)
 	}
-	if p := (paneKey{rec.sock, rec.pane}); g.busy[p] == rec {
+	if p := (paneKey{rec.host, rec.sock, rec.pane}); g.busy[p] == rec {
 		delete(g.busy, p)
 	}
 	g.mu.Unlock()
@@ -777,8 +779,11 @@ func (c *Call) waitForRun(ctx context.Context, a waitForRunArgs) (RunCommandResu
 	if rec == nil {
 		return RunCommandResult{}, expectedf("unknown run_id: it was already collected, expired (10 minutes after the command ended), or belongs to another server process")
 	}
+	if c.host != rec.host && a.Host != nil {
+		return RunCommandResult{}, expectedf("run %s belongs to another host", a.RunID)
+	}
 	if (a.SocketName != nil && *a.SocketName != "") || (a.SocketPath != nil && *a.SocketPath != "") {
-		if c.Socket(a.SocketArgs) != rec.sock {
+		if c.host != rec.host || c.Socket(a.SocketArgs) != rec.sock {
 			return RunCommandResult{}, expectedf("run %s belongs to another tmux server", a.RunID)
 		}
 	}

@@ -375,7 +375,7 @@ func TestRunCommandOnePerPaneAndCtrlC(t *testing.T) {
 func TestRunIDOwnedByItsClient(t *testing.T) {
 	t.Parallel()
 	e := shellEnv(t)
-	c := &Call{Server: e.srv}
+	c := e.srv.newCall()
 	ctxA := WithOwner(context.Background(), "client-a")
 	ctxB := WithOwner(context.Background(), "client-b")
 	r, err := c.runCommand(ctxA, runCommandArgs{Command: "sleep 1; echo done-a", PaneTarget: PaneTarget{PaneID: new("%0")}, Timeout: 0.2})
@@ -486,7 +486,7 @@ func TestInputHeldUntilStartMarker(t *testing.T) {
 	} {
 		rec := &runRecord{id: "held", owner: LocalOwner, pane: "%0", sock: sock, started: time.Now(), done: make(chan struct{}), begun: make(chan struct{})}
 		reg.mu.Lock()
-		reg.busy[paneKey{sock, "%0"}] = rec
+		reg.busy[paneKey{"", sock, "%0"}] = rec
 		reg.mu.Unlock()
 		sent := make(chan time.Time, 1)
 		go func() {
@@ -510,7 +510,7 @@ func TestInputHeldUntilStartMarker(t *testing.T) {
 		e.tmux.MustRun("send-keys", "-t", "%0", "Enter")
 		waitScreen(t, e, input.want)
 		reg.mu.Lock()
-		delete(reg.busy, paneKey{sock, "%0"})
+		delete(reg.busy, paneKey{"", sock, "%0"})
 		reg.mu.Unlock()
 	}
 
@@ -518,7 +518,7 @@ func TestInputHeldUntilStartMarker(t *testing.T) {
 	inputHoldMax = 300 * time.Millisecond
 	rec2 := &runRecord{id: "stuck", owner: LocalOwner, pane: "%0", sock: sock, started: time.Now(), done: make(chan struct{}), begun: make(chan struct{})}
 	reg.mu.Lock()
-	reg.busy[paneKey{sock, "%0"}] = rec2
+	reg.busy[paneKey{"", sock, "%0"}] = rec2
 	reg.mu.Unlock()
 	start := time.Now()
 	e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "echo late-$((6*7))"}, nil)
@@ -664,14 +664,14 @@ func TestRunCancelledCallerAbandoned(t *testing.T) {
 	runAbandon = 300 * time.Millisecond
 	defer func() { runAbandon = old }()
 	e := shellEnv(t)
-	c := &Call{Server: e.srv}
+	c := e.srv.newCall()
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	if _, err := c.runCommand(ctx, runCommandArgs{Command: "sleep 30", PaneTarget: PaneTarget{PaneID: new("%0")}, Timeout: 10}); err == nil {
 		t.Fatal("a cancelled call succeeded")
 	}
 	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
-		return e.srv.watch.Subscriptions() == 0 && e.srv.runs().inFlight(paneKey{tmux.Socket{Name: e.srv.cfg.SocketName}, "%0"}) == nil
+		return e.srv.watch.Subscriptions() == 0 && e.srv.runs().inFlight(paneKey{"", tmux.Socket{Name: e.srv.cfg.SocketName}, "%0"}) == nil
 	})
 }
 

@@ -18,6 +18,9 @@ func init() { toolGroups = append(toolGroups, serverReadTools) }
 
 type listServersArgs struct {
 	ExtraSocketPaths *[]string `json:"extra_socket_paths" desc:"More socket paths (tmux -S) to probe."`
+	// Host narrows the listing to one host; null lists the local machine
+	// and every configured host.
+	Host *string `json:"host" desc:"TMUX_MCP_HOSTS entry; null: local"`
 }
 
 type listSessionsArgs struct {
@@ -50,7 +53,10 @@ func serverReadTools() []*Tool {
 			if a.ExtraSocketPaths != nil {
 				extra = *a.ExtraSocketPaths
 			}
-			return c.listServers(ctx, extra), nil
+			if c.host != "" {
+				return c.listRemoteServers(ctx, extra), nil
+			}
+			return c.listAllServers(ctx, extra), nil
 		}),
 		define(Tool{
 			Name: "list_sessions", Title: "List tmux Sessions", Toolset: "server", Tier: config.Readonly, Preset: RO,

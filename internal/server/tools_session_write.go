@@ -79,7 +79,7 @@ func createSession(ctx context.Context, c *Call, a createSessionArgs) (SessionIn
 	if err != nil {
 		return SessionInfo{}, err
 	}
-	dir, err := startDirectory(a.StartDirectory)
+	dir, err := startDirectory(a.StartDirectory, c.host != "")
 	if err != nil {
 		return SessionInfo{}, err
 	}

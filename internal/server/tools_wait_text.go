@@ -177,6 +177,10 @@ type textWait struct {
 	last     atomic.Pointer[string] // newest output line; the progress goroutine reads it
 }
 
+// waitSetupFloor is how long wait_for_text's set-up (the pane, the
+// watcher, the entry screen) may take whatever the wait's own timeout.
+const waitSetupFloor = 5 * time.Second
+
 func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextResult, error) {
 	start := time.Now()
 	if a.Interval < 0.01 {
@@ -197,14 +201,20 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 	deadline := start.Add(eff)
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
+	// Finding the pane and attaching the watcher is not waiting: on a
+	// loaded machine or over ssh it can take longer than a short timeout,
+	// which then answers "timeout" with what the pane shows (as the
+	// reference, which always reads the pane once) instead of failing.
+	sctx, scancel := context.WithDeadline(ctx, start.Add(max(eff, waitSetupFloor)))
+	defer scancel()
 	sock := c.Socket(a.SocketArgs)
 	// The target and where it lives in one round trip, then the watcher.
-	where, err := c.resolvePane(wctx, sock, a.PaneTarget, tmux.WhereFields)
+	where, err := c.resolvePane(sctx, sock, a.PaneTarget, tmux.WhereFields)
 	if err != nil {
 		return WaitForTextResult{}, err
 	}
 	pane := where["pane_id"]
-	ps, outs, err := c.openStreamAt(wctx, sock, tmux.WhereOf(where),
+	ps, outs, err := c.openStreamAt(sctx, sock, tmux.WhereOf(where),
 		tmux.Command{"display-message", "-p", "-t", pane, tmux.Format(waitStateFields...)},
 		tmux.Command{"capture-pane", "-p", "-t", pane})
 	if err != nil {

@@ -129,6 +129,20 @@ func TestWaitForTextBounded(t *testing.T) {
 	}
 }
 
+// A timeout shorter than finding the pane and attaching the watcher
+// answers "timeout" with the pane's tail, not a deadline error (CI saw
+// "tmux error: context deadline exceeded" for a 0.2 s wait on a loaded
+// machine; over ssh the attach alone can take that long).
+func TestWaitForTextTimeoutShorterThanSetup(t *testing.T) {
+	t.Parallel()
+	e := shellEnv(t)
+	var r WaitForTextResult
+	e.ok("wait_for_text", map[string]any{"pane_id": "%0", "patterns": []string{"never"}, "timeout": 0.000001}, &r)
+	if r.Outcome != "timeout" || r.Found || r.PaneID != "%0" || r.Tail == nil {
+		t.Errorf("result %+v", r)
+	}
+}
+
 func TestWaitForTextAlternateScreen(t *testing.T) {
 	t.Parallel()
 	e := shellEnv(t)

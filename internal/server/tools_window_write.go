@@ -108,7 +108,7 @@ func createWindow(ctx context.Context, c *Call, a createWindowArgs) (WindowInfo,
 	if err != nil {
 		return WindowInfo{}, err
 	}
-	dir, err := startDirectory(a.StartDirectory)
+	dir, err := startDirectory(a.StartDirectory, c.host != "")
 	if err != nil {
 		return WindowInfo{}, err
 	}

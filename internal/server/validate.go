@@ -254,6 +254,9 @@ func (s *Server) checkCall(t *Tool, args map[string]any) error {
 	if v, ok := args["socket_path"].(string); ok {
 		a.SocketPath = &v
 	}
+	if v, ok := args[HostArgName].(string); ok && v != "" {
+		return checkRemoteSocket(a)
+	}
 	return s.checkSocket(a)
 }
 

@@ -537,6 +537,17 @@ func (c *controlConn) read(out io.Reader) {
 			continue
 		}
 		if err != nil {
+			// The client's last words (ssh's "Timeout, server not
+			// responding", tmux's "server exited") reach stderr through
+			// exec's copying goroutine, which may still be behind the end
+			// of stdout: wait, briefly, for the process to be reaped so
+			// the error names its reason.
+			if errors.Is(err, io.EOF) {
+				select {
+				case <-c.exited:
+				case <-time.After(time.Second):
+				}
+			}
 			c.pmu.Lock()
 			msg := strings.TrimSpace(c.stderr.String())
 			c.pmu.Unlock()

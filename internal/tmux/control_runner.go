@@ -149,9 +149,14 @@ func (r *ControlRunner) Close() error {
 	r.socks = nil
 	r.mu.Unlock()
 	defer r.capture.remove()
-	for _, s := range socks {
+	for sock, s := range socks {
 		s.sem <- struct{}{}
 		if s.conn != nil {
+			if r.Via != nil && !s.conn.isDead() {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+				_ = reapStrays(ctx, s.conn.controlConn, straysOf(r.Via), sock)
+				cancel()
+			}
 			s.conn.settle(time.Second)
 			s.conn.close(fmt.Errorf("%w: runner closed", ErrControlLost))
 			s.conn = nil
@@ -351,6 +356,11 @@ func (r *ControlRunner) conn(ctx context.Context, sock Socket) (*engineConn, err
 		if !c.isDead() && c.sameSocket() {
 			return c, nil
 		}
+		if r.Via != nil && c.clientPID != 0 {
+			// Its ssh session may have died with output pending: then
+			// the remote client stays attached (see StrayClients).
+			straysOf(r.Via).Add(sock, c.clientPID)
+		}
 		c.fail(fmt.Errorf("%w: the server behind the socket changed", ErrControlLost))
 		s.conn = nil
 		s.live.Store(nil)
@@ -382,6 +392,10 @@ func (r *ControlRunner) conn(ctx context.Context, sock Socket) (*engineConn, err
 	if closed {
 		c.fail(fmt.Errorf("%w: runner closed", ErrControlLost))
 		return nil, nil
+	}
+	if r.Via != nil {
+		// Best effort: a failure keeps the pids for the next connection.
+		_ = reapStrays(ctx, c.controlConn, straysOf(r.Via), sock)
 	}
 	s.conn = c
 	s.live.Store(c)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/control"
@@ -29,6 +30,7 @@ type Watcher struct {
 	// clientPID is the remote control client's pid (#{client_pid} there);
 	// 0 for a local watcher, whose client is c's own process.
 	clientPID int
+	closing   atomic.Bool // Close was called: an end that is not a loss
 
 	mu      sync.Mutex
 	subs    map[string]map[*Subscription]struct{} // pane id -> subscriptions
@@ -39,7 +41,6 @@ type Watcher struct {
 	idleGen int       // counts idle timers armed and stopped; a stale one does nothing
 	leased  time.Time // when Get last handed the watcher out
 	idleFor time.Duration
-	closing bool // closed, or about to be: Get hands it out no more
 	onClose func()
 }
 
@@ -134,6 +135,14 @@ func startWatcher(bin string, env []string, sock Socket, session string, via Via
 				return nil, fmt.Errorf("attaching to session %s: %w", session, err)
 			}
 			w.clientPID, _ = strconv.Atoi(strings.TrimSpace(string(outs[0])))
+			if keep, pid := straysOf(via), w.clientPID; keep != nil && pid != 0 {
+				go func() {
+					<-w.done
+					if !w.closing.Load() {
+						keep.Add(sock, pid) // lost, not closed: see StrayClients
+					}
+				}()
+			}
 		}
 		return w, nil
 	case <-w.done:
@@ -154,10 +163,7 @@ func (w *Watcher) connErr() error {
 	if err := w.c.err(); errors.Is(err, ErrOutOfStep) {
 		return err
 	}
-	w.mu.Lock()
-	closed := w.closing
-	w.mu.Unlock()
-	if closed {
+	if w.closing.Load() {
 		// Our own Close (idle, shutdown): the server may well run.
 		return fmt.Errorf("%w: the watcher of session %s was closed", ErrControlLost, w.session)
 	}
@@ -355,9 +361,7 @@ func (w *Watcher) command(ctx context.Context, before func(), cmds ...Command) (
 
 // Close detaches the watcher.
 func (w *Watcher) Close() {
-	w.mu.Lock()
-	w.closing = true
-	w.mu.Unlock()
+	w.closing.Store(true)
 	w.c.close(fmt.Errorf("%w: watcher closed", ErrControlLost))
 	<-w.done // the connection's end runs finish (startWatcher)
 }
@@ -391,7 +395,7 @@ func (w *Watcher) Subscribe(pane, window string) *Subscription {
 func (w *Watcher) lease() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.closing {
+	if w.closing.Load() {
 		return false
 	}
 	w.leased = time.Now()
@@ -405,7 +409,7 @@ func (w *Watcher) armIdleLocked(d time.Duration) {
 	gen := w.idleGen
 	w.idle = time.AfterFunc(d, func() {
 		w.mu.Lock()
-		if gen != w.idleGen || len(w.subs) > 0 || w.closing {
+		if gen != w.idleGen || len(w.subs) > 0 || w.closing.Load() {
 			w.mu.Unlock()
 			return
 		}
@@ -414,7 +418,7 @@ func (w *Watcher) armIdleLocked(d time.Duration) {
 			w.mu.Unlock()
 			return
 		}
-		w.closing = true
+		w.closing.Store(true)
 		w.mu.Unlock()
 		w.Close()
 	})
