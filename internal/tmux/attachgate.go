@@ -41,6 +41,11 @@ type attachGate struct {
 	// admit counts the waiters of a kind let in together when the turn
 	// passed to that kind; until they are in, the other kind waits.
 	admit [2]int
+
+	// Detach round trips (see syncAfter): asked counts requests, done is
+	// the highest request a finished round trip covers.
+	asked, done uint64
+	syncing     bool
 }
 
 // gateKind is a side of an attachGate.
@@ -237,6 +242,36 @@ func (c *controlConn) endStart(started func(), err error) {
 	}()
 }
 
+// syncAfter runs one round trip to the server that starts after this call
+// (see ctlTarget), sharing it with every detach that asks meanwhile: fifty
+// idle watchers closing together cost one or two tmux processes, not fifty.
+func (g *attachGate) syncAfter(run func()) {
+	g.mu.Lock()
+	g.asked++
+	mine := g.asked
+	for g.done < mine {
+		if !g.syncing {
+			g.syncing = true
+			covers := g.asked
+			g.mu.Unlock()
+			run()
+			g.mu.Lock()
+			g.syncing = false
+			g.done = max(g.done, covers)
+			g.signalLocked()
+			continue
+		}
+		if g.changed == nil {
+			g.changed = make(chan struct{})
+		}
+		ch := g.changed
+		g.mu.Unlock()
+		<-ch
+		g.mu.Lock()
+	}
+	g.mu.Unlock()
+}
+
 // ctlTarget is what a control connection needs to detach safely: the gate
 // of its tmux server and one round trip to that server, which tmux answers
 // only after it has dealt with a client that went away before it (the
@@ -251,9 +286,12 @@ type ctlTarget struct {
 // host via reaches.
 func targetOf(bin string, env []string, sock Socket, via Via) *ctlTarget {
 	ex := &ExecRunner{Bin: bin, Env: env, Via: via, Timeout: detachSync}
-	return &ctlTarget{gate: gateFor(via, sock), sync: func() {
-		ctx, cancel := context.WithTimeout(context.Background(), detachSync)
-		defer cancel()
-		_, _ = ex.Run(ctx, sock, Command{"display-message", "-p", "."})
+	g := gateFor(via, sock)
+	return &ctlTarget{gate: g, sync: func() {
+		g.syncAfter(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), detachSync)
+			defer cancel()
+			_, _ = ex.Run(ctx, sock, Command{"display-message", "-p", "."})
+		})
 	}}
 }

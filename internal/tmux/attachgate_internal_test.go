@@ -76,3 +76,32 @@ func TestAttachGateWaitEndsWithContext(t *testing.T) {
 	}
 	leave3()
 }
+
+// Detaches asking for a round trip together share it, and each is covered
+// by one that started after it asked.
+func TestAttachGateSyncShared(t *testing.T) {
+	g := &attachGate{}
+	var runs atomic.Int32
+	var started atomic.Int64 // unix nanos of the last round trip's start
+	run := func() {
+		runs.Add(1)
+		started.Store(time.Now().UnixNano())
+		time.Sleep(20 * time.Millisecond)
+	}
+	var wg sync.WaitGroup
+	for i := 0; i < 40; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			asked := time.Now().UnixNano()
+			g.syncAfter(run)
+			if started.Load() < asked {
+				t.Error("returned before a round trip that began after the request")
+			}
+		}()
+	}
+	wg.Wait()
+	if n := runs.Load(); n > 5 {
+		t.Errorf("%d round trips for 40 detaches at once", n)
+	}
+}
