@@ -103,6 +103,7 @@ type Daemon struct {
 	limits    *inflightTable
 	origins   originPolicy
 	requests  atomic.Int64 // requests in flight that owe an answer (not streams)
+	infos     tokenInfos
 
 	base       context.Context // parent of every request's context
 	cancelBase context.CancelFunc
@@ -169,6 +170,13 @@ func (d *Daemon) Handler() http.Handler {
 		mux.Handle(oauth.WellKnownPath, d.opts.OAuthMetadata)
 		mux.Handle(oauth.WellKnownPath+Endpoint, d.opts.OAuthMetadata)
 	}
+	mux.Handle(Endpoint, d.guard(http.HandlerFunc(d.route)))
+	return d.logRequests(mux)
+}
+
+// guard is what stands before the SDK's handlers on /mcp: Origin check,
+// body cap, authentication, the SDK's token binding and the limits.
+func (d *Daemon) guard(next http.Handler) http.Handler {
 	// The SDK's RequireBearerToken puts the identity where its handler reads
 	// it (auth.TokenInfoFromContext): it binds each stateful session to the
 	// token that created it (403 for another token) and gives every request
@@ -180,16 +188,13 @@ func (d *Daemon) Handler() http.Handler {
 		if !ok {
 			return nil, auth.ErrInvalidToken
 		}
-		return tokenInfo(id), nil
+		return d.infos.get(id), nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	var mcpH http.Handler = http.HandlerFunc(d.route)
-	mcpH = d.limit(mcpH)
-	mcpH = bind(mcpH)
-	mcpH = d.authenticate(mcpH)
-	mcpH = d.readBody(mcpH)
-	mcpH = d.checkOrigin(mcpH)
-	mux.Handle(Endpoint, mcpH)
-	return d.logRequests(mux)
+	h := d.limit(next)
+	h = bind(h)
+	h = d.authenticate(h)
+	h = d.readBody(h)
+	return d.checkOrigin(h)
 }
 
 // route sends 2026-07-28 requests without a session to the stateless

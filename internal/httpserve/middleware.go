@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strconv"
@@ -45,10 +46,14 @@ func writeError(w http.ResponseWriter, status, code int, msg string) {
 
 // ---- request logs ----
 
-// logInfo is filled in by inner layers for the log line of a request.
+// logInfo is filled in by inner layers for the log line of a request,
+// and carries its identity once authenticated: one context value per
+// request instead of two.
 type logInfo struct {
 	client string // the token's name, once authenticated
 	rpc    string // the JSON-RPC method of a POST
+	id     Identity
+	authed bool
 }
 
 type logKey struct{}
@@ -102,18 +107,21 @@ func (d *Daemon) logRequests(next http.Handler) http.Handler {
 		if sw.status == 0 {
 			sw.status = http.StatusOK
 		}
-		attrs := []any{"http_method", r.Method, "path", r.URL.Path, "status", sw.status,
-			"duration_ms", float64(time.Since(start).Microseconds()) / 1000}
+		// Typed attributes in a fixed array: no boxing, no slice growth on
+		// the one line every request writes.
+		var buf [7]slog.Attr
+		attrs := append(buf[:0], slog.String("http_method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", sw.status), slog.Float64("duration_ms", float64(time.Since(start).Microseconds())/1000))
 		if li.rpc != "" {
-			attrs = append(attrs, "method", li.rpc)
+			attrs = append(attrs, slog.String("method", li.rpc))
 		}
 		if li.client != "" {
-			attrs = append(attrs, "client", li.client)
+			attrs = append(attrs, slog.String("client", li.client))
 		}
 		if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
-			attrs = append(attrs, "remote", host)
+			attrs = append(attrs, slog.String("remote", host))
 		}
-		d.log.Info("http request", attrs...)
+		d.log.LogAttrs(r.Context(), slog.LevelInfo, "http request", attrs...)
 	})
 }
 
@@ -178,7 +186,7 @@ func (d *Daemon) readBody(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, d.opts.MaxBodyBytes))
+		body, err := readAll(http.MaxBytesReader(w, r.Body, d.opts.MaxBodyBytes), r.ContentLength, d.opts.MaxBodyBytes)
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
@@ -206,6 +214,29 @@ func (d *Daemon) readBody(next http.Handler) http.Handler {
 	})
 }
 
+// readAll is io.ReadAll with a buffer sized from Content-Length (when the
+// client sent one within the cap), so a request body is read without
+// growing a buffer from 512 bytes.
+func readAll(r io.Reader, contentLength, max int64) ([]byte, error) {
+	if contentLength <= 0 || contentLength > max {
+		return io.ReadAll(r)
+	}
+	b := make([]byte, 0, contentLength+1) // +1: EOF is seen without growing
+	for {
+		n, err := r.Read(b[len(b):cap(b)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // longer than announced: let append grow it
+		}
+	}
+}
+
 func firstNonSpace(b []byte) int {
 	for i, c := range b {
 		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
@@ -217,11 +248,12 @@ func firstNonSpace(b []byte) int {
 
 // ---- authentication ----
 
-type identityKey struct{}
-
 func identityFrom(ctx context.Context) (Identity, bool) {
-	id, ok := ctx.Value(identityKey{}).(Identity)
-	return id, ok
+	li, _ := ctx.Value(logKey{}).(*logInfo)
+	if li == nil || !li.authed {
+		return Identity{}, false
+	}
+	return li.id, true
 }
 
 // authenticate requires a bearer token that one of the checkers accepts;
@@ -252,17 +284,29 @@ func (d *Daemon) authenticate(next http.Handler) http.Handler {
 			d.unauthorized(w, `error="invalid_token"`, "Unauthorized: the bearer token is not valid for this server")
 			return
 		}
-		logInfoFrom(r.Context()).client = id.Name
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), identityKey{}, id)))
+		li, _ := r.Context().Value(logKey{}).(*logInfo)
+		if li == nil { // not behind logRequests
+			li = &logInfo{}
+			r = r.WithContext(context.WithValue(r.Context(), logKey{}, li))
+		}
+		li.client, li.id, li.authed = id.Name, id, true
+		next.ServeHTTP(w, r)
 	})
 }
 
+// bearer is the token of an "Authorization: Bearer TOKEN" header: two
+// fields separated by white space, the first "Bearer" in any case.
 func bearer(r *http.Request) (string, bool) {
-	f := strings.Fields(r.Header.Get("Authorization"))
-	if len(f) != 2 || !strings.EqualFold(f[0], "Bearer") {
+	h := strings.TrimSpace(r.Header.Get("Authorization"))
+	i := strings.IndexAny(h, " \t")
+	if i < 0 || !strings.EqualFold(h[:i], "Bearer") {
 		return "", false
 	}
-	return f[1], true
+	token := strings.TrimLeft(h[i:], " \t")
+	if token == "" || strings.ContainsAny(token, " \t\r\n\v\f") {
+		return "", false
+	}
+	return token, true
 }
 
 func (d *Daemon) unauthorized(w http.ResponseWriter, param, msg string) {
@@ -287,6 +331,23 @@ func tokenInfo(id Identity) *auth.TokenInfo {
 	return &auth.TokenInfo{UserID: id.Name, Expiration: id.Expiry, Extra: map[string]any{tierKey: id.Tier}}
 }
 
+// tokenInfos caches the TokenInfo of identities that never expire (static
+// tokens: a handful), which the SDK and identify only read, so a request
+// does not build one and its map each time. JWT identities, each with its
+// own expiry, are built per request.
+type tokenInfos struct{ m sync.Map } // Identity -> *auth.TokenInfo
+
+func (c *tokenInfos) get(id Identity) *auth.TokenInfo {
+	if !id.Expiry.IsZero() {
+		return tokenInfo(id)
+	}
+	if ti, ok := c.m.Load(id); ok {
+		return ti.(*auth.TokenInfo)
+	}
+	ti, _ := c.m.LoadOrStore(id, tokenInfo(id))
+	return ti.(*auth.TokenInfo)
+}
+
 const tierKey = "tmux-mcp/tier"
 
 // ---- limits ----
@@ -295,14 +356,17 @@ const tierKey = "tmux-mcp/tier"
 type inflightTable struct {
 	max int
 	mu  sync.Mutex
-	n   map[string]int
+	n   map[clientKey]int
 }
+
+// clientKey is a client as the limits count it: token name and session.
+type clientKey struct{ name, session string }
 
 func newInflightTable(max int) *inflightTable {
-	return &inflightTable{max: max, n: map[string]int{}}
+	return &inflightTable{max: max, n: map[clientKey]int{}}
 }
 
-func (t *inflightTable) acquire(key string) bool {
+func (t *inflightTable) acquire(key clientKey) bool {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.n[key] >= t.max {
@@ -312,7 +376,7 @@ func (t *inflightTable) acquire(key string) bool {
 	return true
 }
 
-func (t *inflightTable) release(key string) {
+func (t *inflightTable) release(key clientKey) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.n[key]--; t.n[key] <= 0 {
@@ -330,7 +394,7 @@ func (d *Daemon) limit(next http.Handler) http.Handler {
 		id, _ := identityFrom(r.Context())
 		stream := r.Method != http.MethodPost || logInfoFrom(r.Context()).rpc == "subscriptions/listen"
 		if !stream {
-			key := id.Name + "\x00" + r.Header.Get(headerSessionID)
+			key := clientKey{id.Name, r.Header.Get(headerSessionID)}
 			if !d.limits.acquire(key) {
 				w.Header().Set("Retry-After", "1")
 				writeError(w, http.StatusTooManyRequests, codeLimitExceeded,

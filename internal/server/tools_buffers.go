@@ -36,8 +36,9 @@ import (
 //
 // Within the process, each buffer belongs to the client (Owner) that
 // loaded it: another client's show, paste or delete finds no such buffer.
-// At most maxLiveBuffers live at once; load_buffer then refuses rather
-// than evicting one, since a client may still mean to paste it.
+// At most maxLiveBuffers per client and maxBuffersTotal in all live at
+// once; load_buffer then refuses rather than evicting one, since a client
+// may still mean to paste it.
 
 var (
 	bufferNameRE  = lazyRegexp(`^tmux_mcp_([0-9a-f]{1,8})_([0-9a-f]{1,16})_[0-9a-f]{8}_[0-9a-f]{16}_[A-Za-z0-9_.-]{1,64}$`)
@@ -49,9 +50,16 @@ var (
 // or content with a NUL byte, goes through a private temporary file.
 const maxArgContent = 8 << 10
 
-// maxLiveBuffers caps the buffers load_buffer keeps per server process (a
-// soak left 999). It is stated in load_buffer's description.
+// maxLiveBuffers caps the buffers load_buffer keeps per client (Owner): a
+// soak left 999. It is stated in load_buffer's description. Over HTTP one
+// process serves many clients, so one client's buffers must not use up
+// the places of the others; maxBuffersTotal bounds them all together.
 const maxLiveBuffers = 100
+
+// maxBuffersTotal is the process-wide ceiling over every client's buffers
+// (ten clients at their cap), so many clients cannot fill tmux's memory
+// either.
+const maxBuffersTotal = 1000
 
 type bufferState struct {
 	prefix string
@@ -60,7 +68,7 @@ type bufferState struct {
 	touched   map[hostKey]bool // servers a buffer tool reached, for Close
 	reclaimed map[hostKey]bool // servers whose dead owners' buffers were reclaimed
 	live      map[Owner]map[string]*liveBuffer
-	count     int    // entries in live, the number held against maxLiveBuffers
+	count     int    // entries in live, the number held against maxBuffersTotal
 	seq       uint64 // advanced each time a load completes
 }
 
@@ -171,10 +179,10 @@ func (st *bufferState) owned(ctx context.Context, name string) (hostKey, error) 
 	return hostKey{}, &tmux.NotFoundError{What: "buffer", Detail: name}
 }
 
-// reserve takes a place under maxLiveBuffers for a buffer about to be
-// loaded. When the places are all taken it first drops buffers that are
-// gone from tmux (deleted behind our back, or their server ended) and
-// refuses only if the cap is still reached.
+// reserve takes a place under the owner's maxLiveBuffers and the process's
+// maxBuffersTotal for a buffer about to be loaded. When no place is free it
+// first drops buffers that are gone from tmux (deleted behind our back, or
+// their server ended) and refuses only if a cap is still reached.
 func (st *bufferState) reserve(ctx context.Context, c *Call, owner Owner, name string, sock hostKey) error {
 	if st.add(owner, name, sock) {
 		return nil
@@ -184,15 +192,15 @@ func (st *bufferState) reserve(ctx context.Context, c *Call, owner Owner, name s
 		return nil
 	}
 	st.mu.Lock()
-	mine := len(st.live[owner])
+	mine, all := len(st.live[owner]), st.count
 	st.mu.Unlock()
-	whose := ""
+	held := fmt.Sprintf("you already hold %d buffers made by load_buffer, the most one client keeps at once", mine)
 	if mine < maxLiveBuffers {
-		whose = fmt.Sprintf(" (%d of them yours)", mine)
+		held = fmt.Sprintf("this server process already holds %d buffers made by load_buffer for all its clients (%d of them yours), "+
+			"the most it keeps at once", all, mine)
 	}
 	return &ToolError{
-		Msg: fmt.Sprintf("Buffer limit reached: this server process already holds %d buffers made by load_buffer%s, "+
-			"the most it keeps at once; none is ever evicted. Delete one you no longer need with delete_buffer, then load again.", maxLiveBuffers, whose),
+		Msg:  "Buffer limit reached: " + held + "; none is ever evicted. Delete one you no longer need with delete_buffer, then load again.",
 		Type: typeExpected, Expected: true,
 		Suggestion: "delete_buffer frees a place; paste_text pastes text without keeping a buffer.",
 	}
@@ -201,7 +209,7 @@ func (st *bufferState) reserve(ctx context.Context, c *Call, owner Owner, name s
 func (st *bufferState) add(owner Owner, name string, sock hostKey) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	if st.count >= maxLiveBuffers {
+	if len(st.live[owner]) >= maxLiveBuffers || st.count >= maxBuffersTotal {
 		return false
 	}
 	if st.live[owner] == nil {

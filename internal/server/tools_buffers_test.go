@@ -541,6 +541,53 @@ func TestBufferOwners(t *testing.T) {
 	}
 }
 
+// The cap is per client: over HTTP one process serves many clients, and
+// one that filled its places must not stop the others from loading; its
+// refusal names its own count.
+func TestLoadBufferCapPerClient(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for i := 0; i < maxLiveBuffers; i++ {
+		if res := callAs(e, "alice", "load_buffer", map[string]any{"content": fmt.Sprint(i)}); res.IsError {
+			t.Fatalf("alice's load %d: %s", i, text(res))
+		}
+	}
+	res := callAs(e, "alice", "load_buffer", map[string]any{"content": "one too many"})
+	if msg := text(res); !res.IsError || !strings.Contains(msg, "you already hold 100 buffers") {
+		t.Errorf("alice past her cap: %q", msg)
+	}
+	for _, o := range []Owner{"bob", LocalOwner} {
+		if res := callAs(e, o, "load_buffer", map[string]any{"content": "mine"}); res.IsError {
+			t.Errorf("%s could not load while alice is at her cap: %s", o, text(res))
+		}
+	}
+	if got := len(bufferNames(e)); got != maxLiveBuffers+2 {
+		t.Errorf("tmux holds %d buffers, want %d", got, maxLiveBuffers+2)
+	}
+}
+
+// The process-wide ceiling holds over all clients together, each below its
+// own cap.
+func TestBufferCeilingOverClients(t *testing.T) {
+	st := &bufferState{live: map[Owner]map[string]*liveBuffer{}}
+	n := 0
+	for c := 0; n < maxBuffersTotal; c++ {
+		for i := 0; i < maxLiveBuffers-1 && n < maxBuffersTotal; i++ {
+			if !st.add(Owner(fmt.Sprintf("client-%d", c)), fmt.Sprint(i), hostKey{}) {
+				t.Fatalf("refused place %d (client %d, its %d-th) below the ceiling", n, c, i)
+			}
+			n++
+		}
+	}
+	if st.add("newcomer", "x", hostKey{}) {
+		t.Errorf("a client with no buffer got a place past the ceiling of %d", maxBuffersTotal)
+	}
+	st.forget("client-0", "0")
+	if !st.add("newcomer", "x", hostKey{}) {
+		t.Error("a freed place was not given to the next client")
+	}
+}
+
 // Concurrent loads cannot overshoot the cap: each takes its place before
 // tmux is asked.
 func TestLoadBufferCapConcurrent(t *testing.T) {

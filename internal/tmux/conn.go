@@ -60,6 +60,12 @@ type controlConn struct {
 	// the connection is live. It must not block for long.
 	onEvent func(control.Event)
 
+	// tgt, when set, is the gate of the client's tmux server and a round
+	// trip to it: the client detaches only as a notifier (see attachGate).
+	tgt *ctlTarget
+	// mayDetach is closed once the connection, failed, may detach.
+	mayDetach chan struct{}
+
 	// startLine, when set, is a line the remote command prints just
 	// before it starts tmux: the client runs behind a remote login shell,
 	// whose dotfiles may print anything first, so every line up to and
@@ -85,13 +91,13 @@ func (w stderrWriter) Write(p []byte) (int, error) {
 // are pipes created close-on-exec, so no other child inherits them: the
 // client sees EOF on its stdin as soon as this process lets go of it or
 // dies, and exits.
-func startControl(argv []string, env []string, onEvent func(control.Event)) (*controlConn, error) {
-	return startControlOpts(argv, env, onEvent, "", nil)
+func startControl(argv []string, env []string, onEvent func(control.Event), tgt *ctlTarget) (*controlConn, error) {
+	return startControlOpts(argv, env, onEvent, "", nil, tgt)
 }
 
 // startControlOpts is startControl with the remote options: startLine (see
 // controlConn.startLine) and release, called once the process has exited.
-func startControlOpts(argv []string, env []string, onEvent func(control.Event), startLine string, release func()) (*controlConn, error) {
+func startControlOpts(argv []string, env []string, onEvent func(control.Event), startLine string, release func(), tgt *ctlTarget) (*controlConn, error) {
 	if len(argv) == 0 {
 		return nil, errors.New("tmux: empty control client argv")
 	}
@@ -106,7 +112,8 @@ func startControlOpts(argv []string, env []string, onEvent func(control.Event), 
 		return nil, err
 	}
 	c := &controlConn{stdin: inW, dead: make(chan struct{}), exited: make(chan struct{}),
-		readDone: make(chan struct{}), attached: make(chan struct{}), onEvent: onEvent, startLine: startLine}
+		readDone: make(chan struct{}), attached: make(chan struct{}), onEvent: onEvent, startLine: startLine,
+		tgt: tgt, mayDetach: make(chan struct{})}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin = inR
 	cmd.Stdout = outW
@@ -196,22 +203,42 @@ func (c *controlConn) fail(err error) {
 	for _, call := range pending {
 		call.done <- ctlResult{err: err}
 	}
-	if len(pending) == 0 {
+	go c.detach(len(pending) == 0)
+}
+
+// detach lets the failed client go: at once when nothing was pending,
+// else once tmux has answered what was written (the reader closes stdin at
+// the drain marker), within about two seconds, then by killing it. It
+// holds the server's attachGate as a notifier from before the client may
+// go until tmux has dealt with its going (the client exited, then one
+// round trip more), so no control client of ours is half identified when
+// tmux tells every control client that this one detached.
+func (c *controlConn) detach(now bool) {
+	if c.tgt != nil {
+		leave, _ := c.tgt.gate.enterNotify(context.Background())
+		defer leave()
+	}
+	close(c.mayDetach)
+	if now {
 		c.closeStdin()
 	}
-	go func() {
-		select {
-		case <-c.exited:
-			return
-		case <-time.After(2 * time.Second):
-			c.closeStdin()
-		}
+	select {
+	case <-c.exited:
+	case <-time.After(2 * time.Second):
+		c.closeStdin()
 		select {
 		case <-c.exited:
 		case <-time.After(time.Second):
 			_ = c.proc.Process.Kill()
+			select {
+			case <-c.exited:
+			case <-time.After(time.Second):
+			}
 		}
-	}()
+	}
+	if c.tgt != nil && c.tgt.sync != nil {
+		c.tgt.sync()
+	}
 }
 
 func (c *controlConn) closeStdin() { c.closeOnce.Do(func() { c.stdin.Close() }) }
@@ -479,9 +506,13 @@ func (c *controlConn) sendCall(ctx context.Context, call *ctlCall) (*ctlCall, er
 			c.pending = c.pending[:k-1]
 		}
 		c.pmu.Unlock()
-		c.wmu.Unlock()
-		c.closeStdin()
+		// Failed before anyone else may write after a partial line; the
+		// client is detached through the gate (see detach), never here:
+		// a stuck pipe is what a busy tmux server shows, and a detach it
+		// tells every control client about must not meet one of ours
+		// that is identifying.
 		c.fail(fmt.Errorf("%w: writing the command: %v", ErrControlLost, werr))
+		c.wmu.Unlock()
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -603,7 +634,10 @@ func (c *controlConn) read(out io.Reader) {
 		}
 		if c.isDead() {
 			if c.drained(line) {
-				c.closeStdin()
+				go func() {
+					<-c.mayDetach
+					c.closeStdin()
+				}()
 			}
 			continue
 		}

@@ -301,7 +301,7 @@ func (r *ControlRunner) runConn(ctx context.Context, sock Socket, cmds, fallback
 		if conn == nil {
 			return toExec()
 		}
-		outs, err := conn.runFolded(ctx, cmds)
+		outs, err := conn.tgt.gate.notifying(ctx, cmds, func() ([][]byte, error) { return conn.runFolded(ctx, cmds) })
 		if errors.Is(err, errNotSent) {
 			continue // the connection died before anything was written
 		}
@@ -456,21 +456,38 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 	if wait <= 0 {
 		wait = 3 * time.Second
 	}
+	if r.Via != nil {
+		wait += r.Via.StartTimeout()
+	}
+	// See attachGate: while the client identifies, nothing of ours may make
+	// tmux notify every control client.
+	tgt := targetOf(r.bin(), r.Env, sock, r.Via)
+	gctx, gcancel := context.WithTimeout(ctx, gateWait)
+	started, err := tgt.gate.enterStart(gctx)
+	gcancel()
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		return nil, true, nil // exec answers this call; the next one tries again
+	}
 	var cc *controlConn
 	if r.Via != nil {
-		cc, argv, err = startRemoteControl(ctx, r.Via, r.bin(), r.Env, sock, best["session_id"], "no-output,ignore-size", nil)
-		wait += r.Via.StartTimeout()
+		cc, argv, err = startRemoteControl(ctx, r.Via, r.bin(), r.Env, sock, best["session_id"], "no-output,ignore-size", nil, tgt)
 	} else {
-		cc, err = startControl(append([]string{r.bin()}, argv...), r.Env, nil)
+		cc, err = startControl(append([]string{r.bin()}, argv...), r.Env, nil, tgt)
 	}
 	if err != nil {
+		started()
 		return nil, false, err
 	}
 	if r.OnConnect != nil {
 		r.OnConnect(argv)
 	}
 	c = &engineConn{controlConn: cc, sockPath: best["socket_path"], sockInfo: sockInfo, stat: stat}
-	if err := c.waitAttached(ctx, wait, attach); err != nil {
+	err = c.waitAttached(ctx, wait, attach)
+	c.endStart(started, err) // identified once the attach ran
+	if err != nil {
 		var ce *CommandError
 		refused := errors.As(err, &ce)
 		c.fail(fmt.Errorf("%w: attach failed: %v", ErrControlLost, err))

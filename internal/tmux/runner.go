@@ -176,6 +176,12 @@ func (r *ExecRunner) Run(ctx context.Context, sock Socket, cmds ...Command) ([][
 	if len(cmds) == 0 {
 		return nil, nil
 	}
+	// See attachGate: a command that may notify every control client
+	// waits while a control client of ours is identifying.
+	return gateFor(r.Via, sock).notifying(ctx, cmds, func() ([][]byte, error) { return r.run(ctx, sock, cmds) })
+}
+
+func (r *ExecRunner) run(ctx context.Context, sock Socket, cmds []Command) ([][]byte, error) {
 	if r.Via != nil {
 		outs, err := r.runRemote(ctx, sock, cmds)
 		return outs, onHost(r.Via, err)

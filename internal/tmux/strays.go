@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // StrayClients remembers, per remote server, the pids of control clients
@@ -106,9 +107,37 @@ func reapStrays(ctx context.Context, c *controlConn, keep *StrayClients, sock So
 	if len(kill) == 0 {
 		return nil
 	}
+	// The strays are attached control clients: tmux tells every control
+	// client when one goes, so their end is held apart from our starts
+	// (see attachGate) until the server no longer lists them.
+	if c.tgt != nil {
+		leave, err := c.tgt.gate.enterNotify(ctx)
+		if err != nil {
+			return err
+		}
+		defer leave()
+	}
 	_, err = c.run(ctx, []Command{{"run-shell", "kill -TERM " + strings.Join(kill, " ")}}, nil)
 	if err != nil {
 		return fmt.Errorf("ending stray control clients %v: %w", kill, err)
 	}
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		outs, err := c.run(ctx, []Command{{"list-clients", "-F", "#{client_pid}"}}, nil)
+		if err != nil || !listsAny(string(outs[0]), kill) {
+			break
+		}
+	}
 	return nil
+}
+
+// listsAny reports whether the list-clients output names any of pids.
+func listsAny(out string, pids []string) bool {
+	for _, f := range strings.Fields(out) {
+		for _, p := range pids {
+			if f == p {
+				return true
+			}
+		}
+	}
+	return false
 }

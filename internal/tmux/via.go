@@ -163,7 +163,7 @@ type Diagnoser interface {
 // random nonce (a plain word) tells the start of tmux's stream from
 // anything the login shell's dotfiles printed before, however it looks
 // (even a line like "%begin ..."). It returns the argv it ran.
-func startRemoteControl(ctx context.Context, v Via, bin string, env []string, sock Socket, session, flags string, onEvent func(control.Event)) (*controlConn, []string, error) {
+func startRemoteControl(ctx context.Context, v Via, bin string, env []string, sock Socket, session, flags string, onEvent func(control.Event), tgt *ctlTarget) (*controlConn, []string, error) {
 	words, err := remoteWords(bin, sock)
 	if err != nil {
 		return nil, nil, err
@@ -179,7 +179,7 @@ func startRemoteControl(ctx context.Context, v Via, bin string, env []string, so
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := startControlOpts(argv, env, onEvent, startLine, release)
+	c, err := startControlOpts(argv, env, onEvent, startLine, release, tgt)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -38,6 +38,9 @@ type Watcher struct {
 	ready   chan struct{} // closed once tmux has attached us (%session-changed)
 	err     error
 	idle    *time.Timer
+	idleGen int       // counts idle timers armed and stopped; a stale one does nothing
+	leased  time.Time // when Get last handed the watcher out
+	idleFor time.Duration
 	onClose func()
 }
 
@@ -64,19 +67,30 @@ func startWatcher(bin string, env []string, sock Socket, session string, via Via
 	// -N: never start a server; attach-session never creates a session.
 	argv = append(append(argv, "-N", "-C"), attach...)
 	w := &Watcher{sock: sock, session: session,
-		subs: map[string]map[*Subscription]struct{}{}, done: make(chan struct{}), ready: make(chan struct{})}
+		subs: map[string]map[*Subscription]struct{}{}, done: make(chan struct{}), ready: make(chan struct{}), idleFor: watchIdle}
 	attachTimeout := watchAttachTimeout
-	var c *controlConn
-	var err error
 	if via != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), via.StartTimeout()+watchAttachTimeout)
-		c, _, err = startRemoteControl(ctx, via, bin, env, sock, session, flags, w.handle)
-		cancel()
 		attachTimeout += via.StartTimeout()
+	}
+	tgt := targetOf(bin, env, sock, via)
+	gctx, gcancel := context.WithTimeout(context.Background(), gateWait)
+	started, err := tgt.gate.enterStart(gctx)
+	gcancel()
+	if err != nil {
+		return nil, fmt.Errorf("%w: waiting %s to attach a control client to session %s", ErrTimeout, gateWait, session)
+	}
+	// One bound for the attach and the session-changed that follows it.
+	attachBy := time.Now().Add(attachTimeout)
+	gctx, gcancel = context.WithDeadline(context.Background(), attachBy)
+	defer gcancel()
+	var c *controlConn
+	if via != nil {
+		c, _, err = startRemoteControl(gctx, via, bin, env, sock, session, flags, w.handle, tgt)
 	} else {
-		c, err = startControl(argv, env, w.handle)
+		c, err = startControl(argv, env, w.handle, tgt)
 	}
 	if err != nil {
+		started()
 		return nil, err
 	}
 	w.c = c
@@ -87,10 +101,16 @@ func startWatcher(bin string, env []string, sock Socket, session string, via Via
 	// Commands sent before the attach completes run before it, and output
 	// printed then is not streamed to us: wait until tmux says we are in
 	// (%session-changed follows the attach command's reply).
-	// One bound for the attach and the session-changed that follows it.
-	attachBy := time.Now().Add(attachTimeout)
-	if err := c.waitAttached(context.Background(), attachTimeout, attach); err != nil {
-		c.close(fmt.Errorf("%w: attach failed: %v", ErrControlLost, err))
+	err = c.waitAttached(context.Background(), time.Until(attachBy), attach)
+	// tmux runs the attach only once the client is identified.
+	c.endStart(started, err)
+	if err != nil {
+		if errors.Is(err, ErrTimeout) {
+			// Detached once the start ended (endStart): not waited for.
+			c.fail(fmt.Errorf("%w: attach failed: %v", ErrControlLost, err))
+		} else {
+			c.close(fmt.Errorf("%w: attach failed: %v", ErrControlLost, err))
+		}
 		var ce *CommandError
 		if via != nil && !errors.As(err, &ce) {
 			<-w.done
@@ -142,6 +162,10 @@ func (w *Watcher) connErr() error {
 	}
 	if err := w.c.err(); errors.Is(err, ErrOutOfStep) {
 		return err
+	}
+	if w.closing.Load() {
+		// Our own Close (idle, shutdown): the server may well run.
+		return fmt.Errorf("%w: the watcher of session %s was closed", ErrControlLost, w.session)
 	}
 	return fmt.Errorf("%w: the tmux control client for session %s ended", ErrNoServer, w.session)
 }
@@ -322,7 +346,7 @@ func (w *Watcher) command(ctx context.Context, before func(), cmds ...Command) (
 	if len(cmds) == 0 {
 		return nil, nil
 	}
-	outs, err := w.c.run(ctx, cmds, before)
+	outs, err := w.c.tgt.gate.notifying(ctx, cmds, func() ([][]byte, error) { return w.c.run(ctx, cmds, before) })
 	switch {
 	case err == nil:
 		return outs, nil
@@ -359,9 +383,45 @@ func (w *Watcher) Subscribe(pane, window string) *Subscription {
 	if w.idle != nil {
 		w.idle.Stop()
 		w.idle = nil
+		w.idleGen++
 	}
 	w.mu.Unlock()
 	return s
+}
+
+// lease is Get handing the watcher out: the idle close spares it for
+// another idle time, so its caller can subscribe. It returns false when
+// the watcher is closing and must not be handed out.
+func (w *Watcher) lease() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closing.Load() {
+		return false
+	}
+	w.leased = time.Now()
+	return true
+}
+
+// armIdleLocked closes the watcher after d unless it is subscribed to or
+// handed out meanwhile; w.mu is held.
+func (w *Watcher) armIdleLocked(d time.Duration) {
+	w.idleGen++
+	gen := w.idleGen
+	w.idle = time.AfterFunc(d, func() {
+		w.mu.Lock()
+		if gen != w.idleGen || len(w.subs) > 0 || w.closing.Load() {
+			w.mu.Unlock()
+			return
+		}
+		if rest := w.idleFor - time.Since(w.leased); rest > 0 {
+			w.armIdleLocked(rest)
+			w.mu.Unlock()
+			return
+		}
+		w.closing.Store(true)
+		w.mu.Unlock()
+		w.Close()
+	})
 }
 
 func (w *Watcher) unsubscribe(s *Subscription) {
@@ -378,14 +438,7 @@ func (w *Watcher) unsubscribe(s *Subscription) {
 		}
 	}
 	if len(w.subs) == 0 && w.idle == nil {
-		w.idle = time.AfterFunc(watchIdle, func() {
-			w.mu.Lock()
-			busy := len(w.subs) > 0
-			w.mu.Unlock()
-			if !busy {
-				w.Close()
-			}
-		})
+		w.armIdleLocked(w.idleFor)
 	}
 }
 

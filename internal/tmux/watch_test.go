@@ -250,3 +250,39 @@ func TestWatcherMissingSession(t *testing.T) {
 		t.Errorf("err = %v, want not found", err)
 	}
 }
+
+// A watcher handed out by Get stays usable while its caller subscribes,
+// even when its idle time runs out meanwhile: Get never returns one that is
+// about to close, and the idle close spares one that was just handed out.
+// Before, the idle close could detach it between Get and Subscribe, and the
+// subscribe failed with "no tmux server running" though the server ran.
+func TestWatcherIdleCloseSparesGet(t *testing.T) {
+	srv := tmuxtest.New(t)
+	const idle = 200 * time.Millisecond
+	tmux.SetWatchIdle(t, idle)
+	ws := &tmux.Watchers{Bin: srv.Bin, Env: tmuxtest.CleanEnv()}
+	defer ws.CloseAll()
+	const tries = 12
+	fails := 0
+	for i := 0; i < tries; i++ {
+		w, err := ws.Get(srv.Socket, "$0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Between Get and Subscribe the idle time that began when the
+		// last subscription closed runs out (the sleep after Close
+		// below plus this one exceed it), though this gap alone does not.
+		time.Sleep(idle / 2)
+		sub, _, err := w.SubscribeAndRun(context.Background(), "%0", "@0", tmux.Command{"display-message", "-p", "x"})
+		if err != nil {
+			fails++
+			t.Logf("try %d: %v", i, err)
+			continue
+		}
+		sub.Close()
+		time.Sleep(idle * 7 / 10)
+	}
+	if fails > 0 {
+		t.Errorf("%d of %d subscriptions failed on a watcher Get had just returned", fails, tries)
+	}
+}

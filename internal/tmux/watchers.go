@@ -77,8 +77,11 @@ func (ws *Watchers) Get(sock Socket, session string) (*Watcher, error) {
 			select {
 			case <-w.Done():
 			default:
-				ws.mu.Unlock()
-				return w, nil
+				if w.lease() {
+					ws.mu.Unlock()
+					return w, nil
+				}
+				// Closing: attach a new one, which replaces it here.
 			}
 		}
 		started := ws.starting[k]
