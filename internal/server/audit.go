@@ -41,12 +41,35 @@ func (s *Server) auditCall(ctx context.Context, tool string, req *mcp.CallToolRe
 		r.Identity = c.Name
 	}
 	if req != nil {
-		if ci := req.ClientInfo(); ci != nil {
-			r.Client = ci.Name
-		}
+		r.Client = clientName(req)
 		if req.Session != nil {
 			r.Session = req.Session.ID()
 		}
 	}
 	s.audit.Log(r)
+}
+
+// clientName is the calling client's name, as req.ClientInfo() would give
+// it, without the SDK's re-encoding: a 2026-07-28 request carries it in
+// _meta as a JSON map, which ClientInfo turns into an Implementation by
+// encoding and decoding it again (about 35 KB allocated per audited call).
+func clientName(req *mcp.CallToolRequest) string {
+	if req.Params != nil {
+		switch ci := req.Params.GetMeta()[mcp.MetaKeyClientInfo].(type) {
+		case map[string]any:
+			if n, ok := ci["name"].(string); ok {
+				return n
+			}
+		case *mcp.Implementation:
+			if ci != nil {
+				return ci.Name
+			}
+		}
+	}
+	if req.Session != nil {
+		if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+			return p.ClientInfo.Name
+		}
+	}
+	return ""
 }

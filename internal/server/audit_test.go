@@ -80,3 +80,30 @@ func TestAuditRecords(t *testing.T) {
 	}
 	t.Logf("audit excerpt:\n%s", log)
 }
+
+// clientName agrees with the SDK's ClientInfo for each form the client's
+// identity can take, without its re-encoding.
+func TestClientNameMatchesClientInfo(t *testing.T) {
+	cases := []struct {
+		name string
+		meta mcp.Meta
+		want string
+	}{
+		{"2026-07-28 over the wire (a JSON map)", mcp.Meta{mcp.MetaKeyClientInfo: map[string]any{"name": "claude-code", "version": "2.1"}}, "claude-code"},
+		{"in process (the typed value)", mcp.Meta{mcp.MetaKeyClientInfo: &mcp.Implementation{Name: "inproc", Version: "1"}}, "inproc"},
+		{"no _meta, no session", nil, ""},
+		{"other _meta only", mcp.Meta{"progressToken": 1}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req := &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Meta: c.meta, Name: "x"}}
+			sdk := ""
+			if ci := req.ClientInfo(); ci != nil {
+				sdk = ci.Name
+			}
+			if got := clientName(req); got != c.want || got != sdk {
+				t.Fatalf("clientName %q, ClientInfo %q, want %q", got, sdk, c.want)
+			}
+		})
+	}
+}
