@@ -7,9 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/sshtest"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
@@ -116,4 +119,26 @@ func TestSSHHarness(t *testing.T) {
 	}{"main"}); got.(map[string]any)[HostArgName] != "box" {
 		t.Fatalf("a struct argument did not get the host: %v", got)
 	}
+}
+
+// watchers are the watchers the env's tool calls use: host box's in ssh
+// mode, else the server's own.
+func (e *env) watchers() *tmux.Watchers {
+	if e.host == "" {
+		return e.srv.watch
+	}
+	eng, err := e.srv.hosts.Get(e.host)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return eng.Watchers
+}
+
+// hostResourceTemplatesIf is the host resource templates when the env has
+// a host (they are listed then), else none.
+func hostResourceTemplatesIf(e *env) []*mcp.ResourceTemplate {
+	if e.host == "" {
+		return nil
+	}
+	return hostResourceTemplates
 }
