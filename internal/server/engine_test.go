@@ -60,8 +60,8 @@ func TestConcurrentWaitsShareOneWatcher(t *testing.T) {
 			e.call("wait_for_text", map[string]any{"pane_id": "%" + string(rune('0'+p)), "patterns": []string{"never"}, "timeout": 1})
 		}(i)
 	}
-	tmuxtest.WaitFor(t, 5*time.Second, func() bool { return e.srv.watch.Subscriptions() >= 5 })
-	if n := e.srv.watch.Count(); n != 1 {
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool { return e.watchers().Subscriptions() >= 5 })
+	if n := e.watchers().Count(); n != 1 {
 		t.Errorf("%d watchers for five waits in one session", n)
 	}
 	wg.Wait()

@@ -25,6 +25,9 @@ type env struct {
 	tmux *tmuxtest.Server
 	srv  *Server
 	cs   *mcp.ClientSession
+	// host is the remote host every tool call names unless it names one
+	// itself ("" none): "box" under TMUX_MCP_TEST_TRANSPORT=ssh.
+	host string
 }
 
 type envOption func(*config.Config)
@@ -54,6 +57,9 @@ func newEnvOn(t testing.TB, ts *tmuxtest.Server, opts ...envOption) *env {
 	}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	if sshMode() {
+		return newSSHEnv(t, ts, cfg)
 	}
 	return newEnvWith(t, ts, cfg, testRunner(t, ts))
 }
@@ -107,6 +113,9 @@ func newEnvHosts(t testing.TB, ts *tmuxtest.Server, cfg config.Config, r tmux.Ru
 // against the tool's advertised output schema.
 func (e *env) call(name string, args any) *mcp.CallToolResult {
 	e.t.Helper()
+	if e.host != "" {
+		args = e.onHost(name, args)
+	}
 	res, err := e.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
 		e.t.Fatalf("%s: protocol error: %v", name, err)

@@ -585,3 +585,18 @@ func TestLoadCommandRemote(t *testing.T) {
 	}
 	cleanup()
 }
+
+// Close after host box's tmux server died is not an error, as it is not
+// locally: there is nothing left to delete. (Found by the ssh run of the
+// buffer tests: the remote control client's end surfaced as an error.)
+func TestRemoteCloseAfterServerDied(t *testing.T) {
+	he := newHostEnv(t)
+	e := he.env
+	var ref BufferRef
+	e.ok("load_buffer", on(map[string]any{"content": "x"}), &ref)
+	he.box.Kill()
+	if err := e.srv.Close(context.Background()); err != nil {
+		t.Fatalf("Close after the remote tmux server died: %v", err)
+	}
+	he.box.MustRun("new-session", "-d", "-s", "main") // for the cleanup's no-clients check
+}

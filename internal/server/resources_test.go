@@ -42,7 +42,7 @@ func TestResourcesRead(t *testing.T) {
 		}
 		n++
 	}
-	if n != 6 {
+	if want := 6 + len(hostResourceTemplatesIf(e)); n != want {
 		t.Errorf("%d templates", n)
 	}
 	read := func(uri string) (string, error) {

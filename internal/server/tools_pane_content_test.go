@@ -217,6 +217,7 @@ func TestSnapshotPane(t *testing.T) {
 }
 
 func TestSnapshotPaneAlternateScreenAndCaller(t *testing.T) {
+	skipOverSSH(t, "the caller's pane is on this machine: a remote pane is never is_caller nor self-protected")
 	t.Parallel()
 	ts := tmuxtest.New(t)
 	e := newEnvOn(t, ts, withCaller(config.Caller{PaneID: "%0", SocketPath: ts.SocketPath()}))
@@ -477,6 +478,7 @@ func TestSearchPanesScopeAndGroupedSessions(t *testing.T) {
 }
 
 func TestSearchPanesIsCaller(t *testing.T) {
+	skipOverSSH(t, "the caller's pane is on this machine: a remote pane is never is_caller nor self-protected")
 	t.Parallel()
 	ts := tmuxtest.New(t)
 	e := newEnvOn(t, ts)

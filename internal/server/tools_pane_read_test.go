@@ -171,6 +171,7 @@ func TestDeadServer(t *testing.T) {
 }
 
 func TestIsCaller(t *testing.T) {
+	skipOverSSH(t, "the caller's pane is on this machine: a remote pane is never is_caller nor self-protected")
 	t.Parallel()
 	ts := tmuxtest.New(t)
 	ts.MustRun("split-window", "-d", "-t", "main")

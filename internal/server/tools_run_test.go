@@ -247,7 +247,7 @@ func TestRunAbandoned(t *testing.T) {
 	if r.RunID == nil {
 		t.Fatalf("%+v", r)
 	}
-	tmuxtest.WaitFor(t, 5*time.Second, func() bool { return e.srv.watch.Subscriptions() == 0 })
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool { return e.watchers().Subscriptions() == 0 })
 	msg, _ := e.fail("wait_for_run", map[string]any{"run_id": *r.RunID})
 	if !strings.Contains(msg, "unknown run_id") {
 		t.Errorf("%q", msg)
@@ -486,7 +486,7 @@ func TestInputHeldUntilStartMarker(t *testing.T) {
 	} {
 		rec := &runRecord{id: "held", owner: LocalOwner, pane: "%0", sock: sock, started: time.Now(), done: make(chan struct{}), begun: make(chan struct{})}
 		reg.mu.Lock()
-		reg.busy[paneKey{"", sock, "%0"}] = rec
+		reg.busy[paneKey{e.host, sock, "%0"}] = rec
 		reg.mu.Unlock()
 		sent := make(chan time.Time, 1)
 		go func() {
@@ -510,7 +510,7 @@ func TestInputHeldUntilStartMarker(t *testing.T) {
 		e.tmux.MustRun("send-keys", "-t", "%0", "Enter")
 		waitScreen(t, e, input.want)
 		reg.mu.Lock()
-		delete(reg.busy, paneKey{"", sock, "%0"})
+		delete(reg.busy, paneKey{e.host, sock, "%0"})
 		reg.mu.Unlock()
 	}
 
@@ -518,7 +518,7 @@ func TestInputHeldUntilStartMarker(t *testing.T) {
 	inputHoldMax = 300 * time.Millisecond
 	rec2 := &runRecord{id: "stuck", owner: LocalOwner, pane: "%0", sock: sock, started: time.Now(), done: make(chan struct{}), begun: make(chan struct{})}
 	reg.mu.Lock()
-	reg.busy[paneKey{"", sock, "%0"}] = rec2
+	reg.busy[paneKey{e.host, sock, "%0"}] = rec2
 	reg.mu.Unlock()
 	start := time.Now()
 	e.ok("send_keys", map[string]any{"pane_id": "%0", "keys": "echo late-$((6*7))"}, nil)

@@ -30,13 +30,13 @@ func startWait(t *testing.T, e *env, args map[string]any) func() (WaitForTextRes
 	}
 	ch := make(chan out, 1)
 	start := time.Now()
-	before := e.srv.watch.Subscriptions()
+	before := e.watchers().Subscriptions()
 	go func() {
 		r := e.call("wait_for_text", args)
 		ch <- out{r, time.Since(start)}
 	}()
 	// Let the wait subscribe before the test writes anything.
-	tmuxtest.WaitFor(t, 5*time.Second, func() bool { return e.srv.watch.Subscriptions() > before })
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool { return e.watchers().Subscriptions() > before })
 	return func() (WaitForTextResult, time.Duration) {
 		o := <-ch
 		if o.res.IsError {
