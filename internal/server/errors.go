@@ -161,6 +161,9 @@ func toToolError(err error) *ToolError {
 	case errors.Is(err, tmux.ErrHostUnreachable), errors.Is(err, remote.ErrBusy):
 		return &ToolError{Msg: err.Error(), Type: "HostUnreachable", Expected: true,
 			Suggestion: "The call did not reach the remote host (ssh). The next call reconnects; `tmux-mcp doctor` checks each configured host.", Err: err}
+	case errors.Is(err, tmux.ErrUnsafeSocket):
+		// A remote host's check (the local one runs before any call).
+		return &ToolError{Msg: "socket_path: " + err.Error(), Type: "ValidationError", Expected: true, Err: err}
 	case errors.Is(err, tmux.ErrBadRemoteWord):
 		return &ToolError{Msg: err.Error(), Type: "ValidationError", Expected: true, Err: err}
 	case errors.Is(err, tmux.ErrTmuxMissing) && strings.Contains(err.Error(), "on host "):

@@ -313,6 +313,26 @@ func TestRemoteHostTools(t *testing.T) {
 		if meta["error_type"] != "TmuxServerNotRunning" {
 			t.Fatalf("remote path checked locally: %v", meta)
 		}
+		// A server started at a remote socket path never replaces a file
+		// there, nor the file at the path plus ".lock" (checked on the host).
+		own := shortDir(t)
+		canary, lock := filepath.Join(own, "canary"), filepath.Join(own, "Cargo.lock")
+		for _, f := range []string{canary, lock} {
+			if err := os.WriteFile(f, []byte("keep"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, p := range []string{canary, filepath.Join(own, "Cargo")} {
+			msg, meta = e.fail("create_session", on(map[string]any{"session_name": "x", "socket_path": p}))
+			if meta["error_type"] != "ValidationError" || !strings.HasPrefix(msg, "socket_path: ") || !strings.Contains(msg, "on host box") {
+				t.Fatalf("create_session at %s on the host: %q %v", p, msg, meta)
+			}
+		}
+		for _, f := range []string{canary, lock} {
+			if b, err := os.ReadFile(f); err != nil || string(b) != "keep" {
+				t.Fatalf("%s changed: %q %v", f, b, err)
+			}
+		}
 		// Paths of the host are not resolved here: ~ and relative paths
 		// would name this machine's directories.
 		for _, dir := range []string{"~", "rel/dir"} {

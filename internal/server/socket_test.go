@@ -96,7 +96,7 @@ func killSocketServers(bin string, paths ...string) {
 // target, however the target is named; each refusal is a validation error
 // naming the field and the rule, and nothing on disk changes.
 func TestSocketTargetsAreNeverClobbered(t *testing.T) {
-	skipOverSSH(t, "a remote socket_path is the host's and is not checked here (known gap: a file there is replaced)")
+	skipOverSSH(t, "its rules (directories, owners, modes) are this machine's; on a host only what tmux would replace is refused (TestViaSocketPathNeverClobbered, TestRemoteHostTools)")
 	tmp := shortDir(t)
 	t.Setenv("TMUX_TMPDIR", tmp)
 	mkdir := func(name string, mode os.FileMode) string {

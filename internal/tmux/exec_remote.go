@@ -30,6 +30,58 @@ import (
 // saying so. The per-call nonce keeps pane text inside a capture from
 // forging a marker, as in ExecRunner's local chains.
 
+// remoteRefused is the exit status of remoteSocketCheck's refusal.
+const remoteRefused = 97
+
+// remoteSocketCheck is the remote command that refuses a socket path tmux
+// would clobber when it starts a server there, as CheckSocketPath does
+// locally: tmux unlinks whatever is at the path and at <path>.lock. So
+// the path must be a socket (or a symlink to one) or nothing, and the lock
+// file nothing or an empty regular file. p is a checked remote word (no
+// quote, blank or shell syntax), so it can sit inside the single quotes
+// that every shell family takes literally; the script has no "!" (csh
+// history) and no newline (csh refuses one inside quotes).
+func remoteSocketCheck(p string) []string {
+	bad := func(what string) string {
+		return `{ echo "` + what + `" >&2; exit 97; }`
+	}
+	script := `p=` + p + `; l=` + p + `.lock; ` +
+		`if [ -S "$p" ]; then :; elif [ -d "$p" ]; then ` + bad("a directory exists there") +
+		`; elif [ -e "$p" ] || [ -L "$p" ]; then ` + bad("a file that is not a socket exists there") + `; fi; ` +
+		`if [ -L "$l" ]; then ` + bad(`a symlink exists at the path plus .lock, which tmux deletes when it starts a server there`) +
+		`; elif [ -f "$l" ]; then if [ -s "$l" ]; then ` + bad(`a file exists at the path plus .lock, which tmux deletes when it starts a server there`) + `; fi; ` +
+		`elif [ -e "$l" ]; then ` + bad(`something exists at the path plus .lock, which tmux deletes when it starts a server there`) + `; fi`
+	return []string{"sh", "-c", "'" + script + "'"}
+}
+
+// checkRemoteSocketPath runs remoteSocketCheck on the host before a call
+// that may start a server at path: a refusal is ErrUnsafeSocket, as the
+// local check's.
+func (r *ExecRunner) checkRemoteSocketPath(ctx context.Context, path string) error {
+	argv, release, err := r.Via.Start(ctx, remoteSocketCheck(path))
+	if err != nil {
+		return err
+	}
+	defer release()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.WaitDelay = 500 * time.Millisecond
+	if r.Env != nil {
+		cmd.Env = r.Env
+	}
+	var stderr limitedBuffer
+	stderr.limit = 64 << 10
+	cmd.Stderr = &stderr
+	runErr := cmd.Run()
+	switch code := exitCode(runErr); code {
+	case 0:
+		return nil
+	case remoteRefused:
+		return refuse("%s on host %s; choose another path", lastLine(stderr.String()), r.Via.Host())
+	default:
+		return hostError(r.Via.Host(), stderr.String())
+	}
+}
+
 // writesStdoutFile reports whether a command writes to the client's stdout
 // through tmux's file machinery rather than printing: show-buffer, and
 // save-buffer to "-".
@@ -91,6 +143,11 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 		return nil, err
 	}
 	if needsServer(cmds) {
+		if sock.Path != "" {
+			if err := r.checkRemoteSocketPath(ctx, sock.Path); err != nil {
+				return nil, err
+			}
+		}
 		words = append(words, "start-server", "';'")
 	}
 	words = append(words, "source-file", "-")

@@ -3,7 +3,9 @@ package tmux_test
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -100,6 +102,62 @@ func TestViaUnderShells(t *testing.T) {
 					t.Fatalf("no output: %q", got)
 				}
 			}
+		})
+	}
+}
+
+// TestViaSocketPathNeverClobbered: a call that starts a server at a remote
+// socket path is refused, with nothing changed, when a file, a directory or
+// a symlink to a file is there, or a file tmux would delete sits at the
+// path plus ".lock" (the check runs on the host, through each shell); a
+// path with nothing there gets its server.
+func TestViaSocketPathNeverClobbered(t *testing.T) {
+	for _, sh := range []string{"bash", "dash", "fish", "zsh"} {
+		t.Run(sh, func(t *testing.T) {
+			path, err := exec.LookPath(sh)
+			if err != nil {
+				t.Skipf("%s not installed", sh)
+			}
+			dir, err := os.MkdirTemp("", "vsock-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.RemoveAll(dir) })
+			canary := filepath.Join(dir, "canary")
+			lock := filepath.Join(dir, "Cargo.lock")
+			for _, f := range []string{canary, lock} {
+				if err := os.WriteFile(f, []byte("keep "+f), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			link := filepath.Join(dir, "link")
+			if err := os.Symlink(canary, link); err != nil {
+				t.Fatal(err)
+			}
+			ts := tmuxtest.New(t)
+			r := &tmux.ExecRunner{Bin: ts.Bin, Env: tmuxtest.CleanEnv(), Via: shellVia{path}}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			newSession := tmux.Command{"new-session", "-d", "-s", "x", "sleep 60"}
+			for _, p := range []string{canary, link, dir, filepath.Join(dir, "Cargo")} {
+				_, err := r.Run(ctx, tmux.Socket{Path: p}, newSession)
+				if !errors.Is(err, tmux.ErrUnsafeSocket) {
+					t.Errorf("%s: err = %v, want a refusal", p, err)
+				}
+			}
+			for _, f := range []string{canary, lock} {
+				if b, err := os.ReadFile(f); err != nil || string(b) != "keep "+f {
+					t.Fatalf("%s changed: %q %v", f, b, err)
+				}
+			}
+			if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+				t.Fatalf("the symlink changed: %v", err)
+			}
+			fresh := filepath.Join(dir, "s")
+			if _, err := r.Run(ctx, tmux.Socket{Path: fresh}, newSession); err != nil {
+				t.Fatalf("a free path: %v", err)
+			}
+			_ = exec.Command(ts.Bin, "-S", fresh, "kill-server").Run()
 		})
 	}
 }
