@@ -246,14 +246,14 @@ func TestRemoteManyWaits(t *testing.T) {
 		}(i)
 	}
 	deadline := time.Now().Add(40 * time.Second)
-	for countWaitFor(t) < n {
+	for countWaitFor(t, r) < n {
 		select {
 		case err := <-errs:
 			t.Fatalf("a waiter ended before the signal: %v", err)
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d of %d waits reached the remote server", countWaitFor(t), n)
+			t.Fatalf("only %d of %d waits reached the remote server", countWaitFor(t, r), n)
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -333,8 +333,9 @@ func TestRemoteBusy(t *testing.T) {
 }
 
 // countWaitFor counts tmux processes running wait-for (the remote side:
-// this machine) whose argv is ours: "source-file -" clients.
-func countWaitFor(t *testing.T) int {
+// this machine) of this test: "source-file -" clients of its tmux server
+// (other packages run remote one-offs on this machine at the same time).
+func countWaitFor(t *testing.T, r *rig) int {
 	n := 0
 	ents, _ := os.ReadDir("/proc")
 	for _, e := range ents {
@@ -342,7 +343,7 @@ func countWaitFor(t *testing.T) int {
 		if err != nil {
 			continue
 		}
-		if strings.Contains(string(cmd), "source-file\x00-") && strings.Contains(string(cmd), "tmuxmcp-test-") {
+		if strings.Contains(string(cmd), "source-file\x00-") && strings.Contains(string(cmd), r.sock.Path) {
 			n++
 		}
 	}
@@ -369,7 +370,7 @@ func TestRemoteExecKilledMidWait(t *testing.T) {
 				_, _ = fmt.Sscan(p, &pid)
 			}
 		}
-		if pid != 0 && countWaitFor(t) == 1 {
+		if pid != 0 && countWaitFor(t, r) == 1 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -393,7 +394,7 @@ func TestRemoteExecKilledMidWait(t *testing.T) {
 	}
 	// The remote tmux client of the killed call ends too (its terminal
 	// was hung up: see tmux.TTYVia).
-	tmuxtest.WaitFor(t, 5*time.Second, func() bool { return countWaitFor(t) == 0 })
+	tmuxtest.WaitFor(t, 5*time.Second, func() bool { return countWaitFor(t, r) == 0 })
 }
 
 // TestRemoteCancelledWait: a remote wait-for (or lock) whose caller gives
@@ -410,7 +411,7 @@ func TestRemoteCancelledWait(t *testing.T) {
 		if !errors.Is(err, tmux.ErrTimeout) {
 			t.Fatalf("%v: err = %v", cmd, err)
 		}
-		tmuxtest.WaitFor(t, 5*time.Second, func() bool { return countWaitFor(t) == 0 })
+		tmuxtest.WaitFor(t, 5*time.Second, func() bool { return countWaitFor(t, r) == 0 })
 	}
 	r.ts.MustRun("wait-for", "-S", "gone")
 	r.ts.MustRun("wait-for", "-U", "lk")
@@ -419,7 +420,7 @@ func TestRemoteCancelledWait(t *testing.T) {
 		_, err := r.client.RunChild(ctx(t), r.sock, tmux.Command{"wait-for", "later"})
 		done <- err
 	}()
-	tmuxtest.WaitFor(t, 10*time.Second, func() bool { return countWaitFor(t) == 1 })
+	tmuxtest.WaitFor(t, 10*time.Second, func() bool { return countWaitFor(t, r) == 1 })
 	r.ts.MustRun("wait-for", "-S", "later")
 	if err := <-done; err != nil {
 		t.Fatal(err)
