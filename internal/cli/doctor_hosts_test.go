@@ -2,7 +2,6 @@ package cli
 
 import (
 	"os"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,7 +70,7 @@ func TestCallOnHost(t *testing.T) {
 	// trip, see tmux.attachGate) ends with its master. The remote clients
 	// end as sshd sees their channels close.
 	deadline := time.Now().Add(5 * time.Second)
-	for kids := sshKids(); len(kids) > 0; kids = sshKids() {
+	for kids := sshtest.Children(); len(kids) > 0; kids = sshtest.Children() {
 		if time.Now().After(deadline) {
 			t.Fatalf("ssh processes left after the call: %v", kids)
 		}
@@ -81,26 +80,4 @@ func TestCallOnHost(t *testing.T) {
 		clients, _ := ts.Run("list-clients")
 		return clients == ""
 	})
-}
-
-// sshKids lists this process's children named ssh.
-func sshKids() []string {
-	me := strconv.Itoa(os.Getpid())
-	ents, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range ents {
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		if f := strings.Fields(s[end+1:]); len(f) > 1 && f[1] == me && s[open+1:end] == "ssh" {
-			out = append(out, e.Name())
-		}
-	}
-	return out
 }

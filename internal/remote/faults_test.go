@@ -114,7 +114,7 @@ func TestRemoteSSHKilledMidWait(t *testing.T) {
 		}
 	}
 	killed := 0
-	for _, p := range sshChildren() {
+	for _, p := range sshtest.Children() {
 		if cmd, _ := os.ReadFile("/proc/" + p + "/cmdline"); strings.Contains(string(cmd), "pause-after") {
 			var pid int
 			_, _ = fmt.Sscan(p, &pid)
@@ -365,7 +365,7 @@ func TestRemoteExecKilledMidWait(t *testing.T) {
 	}()
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		for _, p := range sshChildren() {
+		for _, p := range sshtest.Children() {
 			if cmd, _ := os.ReadFile("/proc/" + p + "/cmdline"); strings.Contains(string(cmd), "source-file") {
 				_, _ = fmt.Sscan(p, &pid)
 			}

@@ -82,7 +82,7 @@ func checkNoChildren(t *testing.T, r *rig) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		kids := sshChildren()
+		kids := sshtest.Children()
 		clients, _ := r.ts.Run("list-clients", "-F", "#{client_pid} #{client_control_mode}")
 		if len(kids) == 0 && strings.TrimSpace(clients) == "" {
 			return
@@ -93,30 +93,6 @@ func checkNoChildren(t *testing.T, r *rig) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// sshChildren lists this process's child processes named ssh (/proc).
-func sshChildren() []string {
-	me := os.Getpid()
-	ents, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range ents {
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		comm := s[strings.IndexByte(s, '(')+1 : i]
-		if len(f) > 1 && f[1] == itoa(me) && comm == "ssh" {
-			out = append(out, e.Name())
-		}
-	}
-	return out
 }
 
 // psTree describes each left-behind client and its ancestors (for the
@@ -139,15 +115,6 @@ func psTree(clients string) string {
 		}
 	}
 	return b.String()
-}
-
-func itoa(n int) string {
-	b := []byte{}
-	for n > 0 || len(b) == 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	return string(b)
 }
 
 func ctx(t *testing.T) context.Context {

@@ -61,7 +61,7 @@ func TestSet(t *testing.T) {
 	}
 	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
 		clients, _ := ts.Run("list-clients")
-		return clients == "" && len(sshChildren()) == 0
+		return clients == "" && len(sshtest.Children()) == 0
 	})
 	if _, err := remote.NewSet([]remote.Spec{{Name: "a", Destination: "x"}, {Name: "a", Destination: "y"}}, remote.Options{}); err == nil {
 		t.Fatal("duplicate names accepted")
