@@ -145,16 +145,10 @@ func BenchmarkGuard(b *testing.B) {
 		w.WriteHeader(http.StatusOK)
 	})))
 	h := d.logRequests(mux)
-	body := `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"get_pane_info","arguments":{"pane_id":"%49"}}}`
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8765/mcp", strings.NewReader(body))
-		r.Header.Set("Authorization", "Bearer tok-49-aaaaaaaaaaaaaaaaaaaa")
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Mcp-Session-Id", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		r := guardBenchRequest()
 		w := httptest.NewRecorder()
 		h.ServeHTTP(w, r)
 		if w.Code != http.StatusOK {
@@ -166,16 +160,22 @@ func BenchmarkGuard(b *testing.B) {
 // BenchmarkGuardRequestOnly is the request and recorder that
 // BenchmarkGuard builds each time, without the handler: subtract it.
 func BenchmarkGuardRequestOnly(b *testing.B) {
-	body := `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"get_pane_info","arguments":{"pane_id":"%49"}}}`
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8765/mcp", strings.NewReader(body))
-		r.Header.Set("Authorization", "Bearer tok-49-aaaaaaaaaaaaaaaaaaaa")
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set("Accept", "application/json, text/event-stream")
-		r.Header.Set("Mcp-Session-Id", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
-		r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		_ = guardBenchRequest()
 		w := httptest.NewRecorder()
 		w.WriteHeader(http.StatusOK)
 	}
+}
+
+// guardBenchRequest is the get_pane_info POST both guard benchmarks send.
+func guardBenchRequest() *http.Request {
+	body := `{"jsonrpc":"2.0","id":17,"method":"tools/call","params":{"name":"get_pane_info","arguments":{"pane_id":"%49"}}}`
+	r := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:8765/mcp", strings.NewReader(body))
+	r.Header.Set("Authorization", "Bearer tok-49-aaaaaaaaaaaaaaaaaaaa")
+	r.Header.Set("Content-Type", "application/json")
+	r.Header.Set("Accept", "application/json, text/event-stream")
+	r.Header.Set("Mcp-Session-Id", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+	r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	return r
 }
