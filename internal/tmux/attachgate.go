@@ -35,17 +35,24 @@ import (
 type attachGate struct {
 	mu      sync.Mutex
 	changed chan struct{} // closed and replaced on every change
-	active  gateKind      // the kind holding the gate while count > 0
-	count   int
-	waiting [2]int
-	// admit counts the waiters of a kind let in together when the turn
-	// passed to that kind; until they are in, the other kind waits.
-	admit [2]int
+	turns   gateTurns
 
 	// Detach round trips (see syncAfter): asked counts requests, done is
 	// the highest request a finished round trip covers.
 	asked, done uint64
 	syncing     bool
+}
+
+// gateTurns is the bookkeeping of an attachGate's two sides, apart from
+// the waking, so that every state it can reach is checked in a test
+// (TestGateTurnsNeverDeadlock).
+type gateTurns struct {
+	active  gateKind // the kind holding the gate while count > 0
+	count   int
+	waiting [2]int
+	// admit counts the waiters of a kind let in together when the turn
+	// passed to that kind; until they are in, the other kind waits.
+	admit [2]int
 }
 
 // gateKind is a side of an attachGate.
@@ -83,28 +90,60 @@ func gateFor(via Via, sock Socket) *attachGate {
 	return g
 }
 
-// mayEnterLocked reports whether k may hold the gate now; g.mu is held.
-// The kinds take turns: while one kind waits, the other admits no
-// newcomer, so neither starves.
-func (g *attachGate) mayEnterLocked(k gateKind) bool {
+// mayEnter reports whether a waiter of kind k may hold the gate now. The
+// kinds take turns: while one kind waits, the other admits no newcomer,
+// so neither starves.
+func (t *gateTurns) mayEnter(k gateKind) bool {
 	o := 1 - k
 	switch {
-	case g.admit[o] > 0:
+	case t.admit[o] > 0:
 		return false
-	case g.count == 0:
+	case t.count == 0:
 		return true
-	case g.active == k:
-		return g.waiting[o] == 0 || g.admit[k] > 0
+	case t.active == k:
+		return t.waiting[o] == 0 || t.admit[k] > 0
 	}
 	return false
+}
+
+// arrive counts a new waiter of kind k.
+func (t *gateTurns) arrive(k gateKind) { t.waiting[k]++ }
+
+// enter turns a waiter of kind k, which mayEnter allowed, into a holder.
+func (t *gateTurns) enter(k gateKind) {
+	t.waiting[k]--
+	if t.admit[k] > 0 {
+		t.admit[k]--
+	}
+	t.active = k
+	t.count++
+}
+
+// giveUp drops a waiter of kind k whose context ended.
+func (t *gateTurns) giveUp(k gateKind) {
+	t.waiting[k]--
+	t.admit[k] = min(t.admit[k], t.waiting[k])
+}
+
+// leave ends a holding. The last holder out passes the turn to the other
+// kind when it waits, unless waiters of its own kind admitted with the
+// turn are still to come in: passing the turn then would leave both kinds
+// admitted, each held back by the other's admission, for good.
+func (t *gateTurns) leave() {
+	t.count--
+	k := t.active
+	if o := 1 - k; t.count == 0 && t.admit[k] == 0 && t.waiting[o] > 0 {
+		t.active = o
+		t.admit[o] = t.waiting[o]
+	}
 }
 
 // enter waits until k may hold the gate, and holds it until the returned
 // func is called.
 func (g *attachGate) enter(ctx context.Context, k gateKind) (func(), error) {
 	g.mu.Lock()
-	g.waiting[k]++
-	for !g.mayEnterLocked(k) {
+	g.turns.arrive(k)
+	for !g.turns.mayEnter(k) {
 		if g.changed == nil {
 			g.changed = make(chan struct{})
 		}
@@ -114,30 +153,20 @@ func (g *attachGate) enter(ctx context.Context, k gateKind) (func(), error) {
 		case <-ch:
 		case <-ctx.Done():
 			g.mu.Lock()
-			g.waiting[k]--
-			g.admit[k] = min(g.admit[k], g.waiting[k])
+			g.turns.giveUp(k)
 			g.signalLocked()
 			g.mu.Unlock()
 			return nil, ctx.Err()
 		}
 		g.mu.Lock()
 	}
-	g.waiting[k]--
-	if g.admit[k] > 0 {
-		g.admit[k]--
-	}
-	g.active = k
-	g.count++
+	g.turns.enter(k)
 	g.mu.Unlock()
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			g.mu.Lock()
-			g.count--
-			if o := 1 - g.active; g.count == 0 && g.waiting[o] > 0 {
-				g.active = o
-				g.admit[o] = g.waiting[o]
-			}
+			g.turns.leave()
 			g.signalLocked()
 			g.mu.Unlock()
 		})
