@@ -662,6 +662,9 @@ func doctor(ctx context.Context, cfg config.Config, stdout io.Writer) int {
 		ok = false
 	} else {
 		say("tmux", "%s (%s, from %s)", ver, bin, cfg.From["tmux-bin"])
+		if attachCrashes(ver) {
+			say("note", "tmux before 3.7 can crash when a control client attaches while another client changes sessions or detaches (tmux PR 4980); tmux-mcp keeps its own attaches apart from its own commands, not from yours: 3.7 or newer is safer")
+		}
 	}
 	sock := tmux.Socket{Name: cfg.SocketName, Path: cfg.SocketPath}
 	switch {
@@ -731,7 +734,18 @@ func orDash(s string) string {
 }
 
 // tooOld reports a tmux older than 3.2 ("tmux 3.1c", "tmux next-3.4" is new).
-func tooOld(v string) bool {
+func tooOld(v string) bool { return below(v, 3, 2) }
+
+// attachCrashes reports a tmux that can crash when a control client is
+// notified while it attaches (tmux PR 4980, fixed in 3.7). tmux-mcp keeps
+// its own attaches apart from its own commands (internal/tmux attachGate);
+// what other clients do at that moment it cannot hold back.
+func attachCrashes(v string) bool { return below(v, 3, 7) }
+
+// below reports whether the "tmux -V" line v names a version before
+// major.minor; a line it cannot read counts as old, "tmux master" and the
+// like as new.
+func below(v string, major, minor int) bool {
 	f := strings.Fields(v)
 	if len(f) < 2 {
 		return true
@@ -741,11 +755,11 @@ func tooOld(v string) bool {
 	for end < len(num) && (num[end] == '.' || num[end] >= '0' && num[end] <= '9') {
 		end++
 	}
-	major, minor, _ := strings.Cut(num[:end], ".")
-	ma, err1 := strconv.Atoi(major)
-	mi, _ := strconv.Atoi(minor)
+	maj, mi, _ := strings.Cut(num[:end], ".")
+	ma, err1 := strconv.Atoi(maj)
+	mn, _ := strconv.Atoi(mi)
 	if err1 != nil {
-		return false // "tmux master" and the like: assume new
+		return false
 	}
-	return ma < 3 || ma == 3 && mi < 2
+	return ma < major || ma == major && mn < minor
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os/exec"
 	"strings"
 	"testing"
 
@@ -253,9 +254,25 @@ func TestDoctor(t *testing.T) {
 	if code != 0 {
 		t.Errorf("doctor exit %d", code)
 	}
+	v, err := exec.Command(ts.Bin, "-V").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if note := strings.Contains(out, "note:            tmux before 3.7 can crash"); note != attachCrashes(string(v)) {
+		t.Errorf("%s: note about the attach crash shown=%v:\n%s", v, note, out)
+	}
 	code, out, _ = run(t, map[string]string{"TMUX_MCP_TMUX_BIN": "/nonexistent/tmux"}, "doctor")
 	if code != 1 || !strings.Contains(out, "NOT FOUND") {
 		t.Errorf("missing tmux: %d %s", code, out)
+	}
+}
+
+func TestAttachCrashes(t *testing.T) {
+	for v, want := range map[string]bool{"tmux 3.3a": true, "tmux 3.6b": true, "tmux 3.7": false, "tmux next-3.7": false,
+		"tmux 4.0": false, "tmux 2.9": true, "tmux master": false, "garbage": true} {
+		if got := attachCrashes(v); got != want {
+			t.Errorf("attachCrashes(%q)=%v", v, got)
+		}
 	}
 }
 
