@@ -121,9 +121,6 @@ func TestSplitWindow(t *testing.T) {
 		{map[string]any{"start_directory": "/nonexistent/dir"}, "not an existing directory", "ExpectedToolError"},
 		{map[string]any{"environment": map[string]any{"HISTFILE": "x"}, "suppress_persistent_history": true}, "HISTFILE", "ExpectedToolError"},
 	} {
-		if c.args["start_directory"] != nil && sshMode() {
-			continue // known gap: a remote start_directory is not checked to exist
-		}
 		msg, meta := e.fail("split_window", c.args)
 		if !strings.Contains(msg, c.want) || meta["error_type"] != c.typ {
 			t.Errorf("%v: %q %v", c.args, msg, meta)
