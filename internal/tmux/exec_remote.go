@@ -146,6 +146,9 @@ func (r *ExecRunner) CheckRemoteDir(ctx context.Context, path string) error {
 	case pctx.Err() != nil:
 		return fmt.Errorf("%w: host %s: the remote shell did not check the directory within %s (a login dotfile waiting or hanging?)",
 			ErrHostUnreachable, host, roundWait(bound))
+	case code > 0 && code != 255 && lastLine(stderr.String()) == "":
+		// Not ssh's failure (255): the login shell ended before the check.
+		return hostError(host, fmt.Sprintf("the remote login shell exited with status %d before checking the directory", code))
 	default:
 		return hostError(host, stderr.String())
 	}
