@@ -163,7 +163,7 @@ func TestViaSocketPathNeverClobbered(t *testing.T) {
 }
 
 // TestViaCheckRemoteDirUnderShells: the fixed start-directory check means
-// the same to each login shell family (the path never crosses the
+// the same to each login shell family (csh and tcsh when installed) (the path never crosses the
 // command line): directories, files, a newline the check must keep, and
 // hostile names, none of which runs.
 func TestViaCheckRemoteDirUnderShells(t *testing.T) {
@@ -185,7 +185,7 @@ func TestViaCheckRemoteDirUnderShells(t *testing.T) {
 			}
 		}
 	}
-	for _, sh := range []string{"bash", "dash", "fish", "zsh"} {
+	for _, sh := range []string{"bash", "dash", "fish", "zsh", "csh", "tcsh"} {
 		t.Run(sh, func(t *testing.T) {
 			path, err := exec.LookPath(sh)
 			if err != nil {
