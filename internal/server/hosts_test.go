@@ -495,6 +495,30 @@ func TestRemoteHostTools(t *testing.T) {
 			t.Fatalf("box's %%0 survived: %s", out)
 		}
 	})
+
+	t.Run("a start_directory is checked on the host", func(t *testing.T) {
+		e := e.with(t)
+		dir := t.TempDir()
+		var s SessionInfo
+		e.ok("create_session", on(map[string]any{"session_name": "sd", "start_directory": dir}), &s)
+		if got := he.box.MustRun("display-message", "-p", "-t", *s.ActivePaneID, "#{pane_start_path}"); got != dir {
+			t.Fatalf("the pane started in %q, want %q", got, dir)
+		}
+		for _, d := range []string{filepath.Join(dir, "nope"), "/etc/hostname"} {
+			msg, meta := e.fail("create_window", on(map[string]any{"session_name": "sd", "start_directory": d}))
+			if !strings.Contains(msg, "start_directory "+d+" is not an existing directory on host box") || meta["error_type"] != "ExpectedToolError" {
+				t.Errorf("%s: %q %v", d, msg, meta)
+			}
+		}
+		if n := he.box.MustRun("display-message", "-p", "-t", "sd:", "#{session_windows}"); n != "1" {
+			t.Fatalf("session sd has %s windows after the refusals", n)
+		}
+		// A host that cannot be reached is not a missing directory.
+		msg, meta := e.fail("split_window", map[string]any{HostArgName: "gone", "start_directory": dir})
+		if strings.Contains(msg, "not an existing directory") || meta["error_type"] != "HostUnreachable" {
+			t.Errorf("unreachable host: %q %v", msg, meta)
+		}
+	})
 }
 
 // waitShell waits until a pane's shell prompt is drawn.

@@ -153,7 +153,8 @@ func absPath(name, p string, remote bool) (string, error) {
 
 // startDirectory resolves a start_directory argument (see absPath), which
 // must be an existing directory: tmux would otherwise silently start in
-// another one. A remote host's directory cannot be checked from here.
+// another one. A remote host's directory is checked on the host, by
+// checkRemoteDir once the call's other arguments are valid.
 func startDirectory(p *string, remote bool) (string, error) {
 	d := str(p)
 	if d == "" {
@@ -168,6 +169,28 @@ func startDirectory(p *string, remote bool) (string, error) {
 		return "", expectedf("start_directory %s is not an existing directory", abs)
 	}
 	return abs, nil
+}
+
+// checkRemoteDir is startDirectory's existence check for a remote host's
+// directory (dir as startDirectory returned it; "" is no directory): it
+// runs on the host, over the host's connection, and answers with the
+// local check's error, naming the host. It costs the spawn one ssh
+// round trip, so callers run it after everything checked locally.
+func (c *Call) checkRemoteDir(ctx context.Context, dir string) error {
+	if c.host == "" || dir == "" {
+		return nil
+	}
+	chk, ok := c.tmux.Runner.(interface {
+		CheckRemoteDir(ctx context.Context, path string) error
+	})
+	if !ok {
+		return fmt.Errorf("host %s: its runner cannot check a start_directory", c.host)
+	}
+	err := chk.CheckRemoteDir(ctx, dir)
+	if errors.Is(err, tmux.ErrNotRemoteDir) {
+		return expectedf("start_directory %s is not an existing directory on host %s", dir, c.host)
+	}
+	return err
 }
 
 // rowFor picks the row of one pane from a list-panes answer (list-panes -t

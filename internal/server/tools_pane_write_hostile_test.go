@@ -251,9 +251,6 @@ func TestHostileSplitWindow(t *testing.T) {
 		"long env":     {"environment": map[string]any{"A": strings.Repeat("v", 200000)}},
 		"bad env json": {"environment": "{not json"},
 	} {
-		if name == "missing dir" && sshMode() {
-			continue // known gap: a remote start_directory is not checked to exist
-		}
 		msg, meta := e.fail("split_window", args)
 		if meta["expected"] != true {
 			t.Fatalf("%s: %q %v", name, msg, meta)

@@ -73,19 +73,23 @@ func pwSize(s StrOrInt) (string, error) {
 // process: start directory (-c, format-escaped because tmux expands it),
 // environment (-e) and the shell command (after "--", which tmux does not
 // expand). It returns the flags and the trailing positional arguments.
-func pwSpawnArgs(startDir, shell *string, env StringMapArg, sph, remote bool) (flags, tail []string, err error) {
+// A remote host's start directory is checked there last.
+func (c *Call) pwSpawnArgs(ctx context.Context, startDir, shell *string, env StringMapArg, sph bool) (flags, tail []string, err error) {
 	if err := pwNoNUL("start_directory", str(startDir)); err != nil {
 		return nil, nil, err
 	}
 	if err := pwNoNUL("shell", str(shell)); err != nil {
 		return nil, nil, err
 	}
-	dir, err := startDirectory(startDir, remote)
+	dir, err := startDirectory(startDir, c.host != "")
 	if err != nil {
 		return nil, nil, err
 	}
 	envFlags, err := spawnEnv(env, sph)
 	if err != nil {
+		return nil, nil, err
+	}
+	if err := c.checkRemoteDir(ctx, dir); err != nil {
 		return nil, nil, err
 	}
 	if dir != "" {
@@ -130,7 +134,7 @@ func paneSpawnTools() []*Tool {
 			if err != nil {
 				return PaneInfo{}, err
 			}
-			flags, tail, err := pwSpawnArgs(a.StartDirectory, a.Shell, a.Environment, a.SuppressPersistentHistory, c.host != "")
+			flags, tail, err := c.pwSpawnArgs(ctx, a.StartDirectory, a.Shell, a.Environment, a.SuppressPersistentHistory)
 			if err != nil {
 				return PaneInfo{}, err
 			}
@@ -179,7 +183,7 @@ func paneSpawnTools() []*Tool {
 				return PaneInfo{}, err
 			}
 			id := string(pid)
-			flags, tail, err := pwSpawnArgs(a.StartDirectory, a.Shell, a.Environment, a.SuppressPersistentHistory, c.host != "")
+			flags, tail, err := c.pwSpawnArgs(ctx, a.StartDirectory, a.Shell, a.Environment, a.SuppressPersistentHistory)
 			if err != nil {
 				return PaneInfo{}, err
 			}

@@ -121,9 +121,6 @@ func TestSplitWindow(t *testing.T) {
 		{map[string]any{"start_directory": "/nonexistent/dir"}, "not an existing directory", "ExpectedToolError"},
 		{map[string]any{"environment": map[string]any{"HISTFILE": "x"}, "suppress_persistent_history": true}, "HISTFILE", "ExpectedToolError"},
 	} {
-		if c.args["start_directory"] != nil && sshMode() {
-			continue // known gap: a remote start_directory is not checked to exist
-		}
 		msg, meta := e.fail("split_window", c.args)
 		if !strings.Contains(msg, c.want) || meta["error_type"] != c.typ {
 			t.Errorf("%v: %q %v", c.args, msg, meta)
@@ -163,7 +160,20 @@ func TestRespawnAndKillPane(t *testing.T) {
 	if p.PaneID != id || p.PanePID == nil || *p.PanePID == oldPID {
 		t.Fatalf("respawn: %+v (old pid %s)", p, oldPID)
 	}
-	msg, _ := e.fail("respawn_pane", map[string]any{"pane_id": id, "kill": false})
+	// A start_directory that is a file is refused before the pane's
+	// process is killed (on a remote host too: checked there).
+	f := filepath.Join(dir, "file")
+	if err := os.WriteFile(f, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	msg, meta := e.fail("respawn_pane", map[string]any{"pane_id": id, "shell": "sleep 302", "start_directory": f})
+	if !strings.Contains(msg, "not an existing directory") || meta["error_type"] != "ExpectedToolError" {
+		t.Errorf("a file as start_directory: %q %v", msg, meta)
+	}
+	if pid := e.tmux.MustRun("display-message", "-p", "-t", id, "#{pane_pid}"); pid != *p.PanePID {
+		t.Errorf("the pane was respawned (pid %s, was %s)", pid, *p.PanePID)
+	}
+	msg, _ = e.fail("respawn_pane", map[string]any{"pane_id": id, "kill": false})
 	if !strings.Contains(msg, "still active") {
 		t.Errorf("kill=false on a live pane: %q", msg)
 	}

@@ -106,6 +106,9 @@ func createSession(ctx context.Context, c *Call, a createSessionArgs) (SessionIn
 		cmd = append(cmd, d.flag, strconv.Itoa(*d.v))
 	}
 	cmd = append(cmd, env...)
+	if err := c.checkRemoteDir(ctx, dir); err != nil {
+		return SessionInfo{}, err
+	}
 	outs, err := c.tmux.Run(ctx, c.Socket(a.SocketArgs), cmd)
 	if err != nil {
 		return SessionInfo{}, sessionExists(err, name)

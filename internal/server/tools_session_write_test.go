@@ -212,9 +212,6 @@ func TestCreateSessionErrors(t *testing.T) {
 		{"zero width", swObj{"session_name": "h", "x": 0}, []string{"x must be"}, "", "ExpectedToolError"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.name == "missing dir" {
-				skipOverSSH(t, "known gap: a remote start_directory is not checked to exist")
-			}
 			msg, meta := e.fail("create_session", tc.args)
 			for _, w := range tc.want {
 				if !strings.Contains(msg, w) {

@@ -112,6 +112,9 @@ func createWindow(ctx context.Context, c *Call, a createWindowArgs) (WindowInfo,
 	if err != nil {
 		return WindowInfo{}, err
 	}
+	if err := c.checkRemoteDir(ctx, dir); err != nil {
+		return WindowInfo{}, err
+	}
 	sock := c.Socket(a.SocketArgs)
 	st, err := c.sessTarget(ctx, sock, a.sessArgs)
 	if err != nil {

@@ -114,10 +114,11 @@ func TestCreateWindowStartDirectory(t *testing.T) {
 	f := filepath.Join(tmp, "file")
 	_ = os.WriteFile(f, nil, 0o600)
 	for _, d := range []string{"/nonexistent/x", f, "no-such-relative-dir"} {
-		if sshMode() {
-			break // known gap: a remote start_directory is not checked to exist
+		want := "not an existing directory"
+		if sshMode() && !filepath.IsAbs(d) {
+			want = "must be absolute" // the host's path, never resolved here
 		}
-		if msg, meta := e.fail("create_window", swObj{"start_directory": d}); !strings.Contains(msg, "not an existing directory") || meta["expected"] != true {
+		if msg, meta := e.fail("create_window", swObj{"start_directory": d}); !strings.Contains(msg, want) || meta["expected"] != true {
 			t.Fatalf("%s: %q", d, msg)
 		}
 	}

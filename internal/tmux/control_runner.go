@@ -517,6 +517,13 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 	return c, true, nil
 }
 
+// CheckRemoteDir is ExecRunner.CheckRemoteDir on this runner's host: the
+// check is a shell command, not tmux's, so it runs over the one-off path
+// whether or not a control connection is up.
+func (r *ControlRunner) CheckRemoteDir(ctx context.Context, path string) error {
+	return r.execRunner().CheckRemoteDir(ctx, path)
+}
+
 // ExecFallback is the runner for calls that must not share the connection
 // (Client.RunChild uses it for wait-for).
 func (r *ControlRunner) ExecFallback() Runner { return r.execRunner() }

@@ -82,6 +82,78 @@ func (r *ExecRunner) checkRemoteSocketPath(ctx context.Context, path string) err
 	}
 }
 
+// remoteDirCheck is the remote command that tells whether a path on the
+// host is a directory (following symlinks, as a local os.Stat does): exit
+// 0 for a directory, remoteRefused for anything else. The path is a
+// caller's value, so it never crosses the command line (which the remote
+// login shell parses, whichever family it is): the fixed script reads it
+// from stdin. "$(cat)" drops trailing newlines, so the path arrives with
+// a "/" appended, which keeps them and asks for a directory as chdir
+// does. A value expanded inside double quotes is never parsed again, so
+// nothing in the path runs. Like remoteSocketCheck, the script has no "!"
+// and no newline, and its single quotes are literal in every shell.
+var remoteDirCheck = []string{"sh", "-c", `'d=$(cat); [ -d "$d" ] || exit 97'`}
+
+// ErrNotRemoteDir: a path on a remote host is not an existing directory
+// (CheckRemoteDir).
+var ErrNotRemoteDir = errors.New("not an existing directory")
+
+// CheckRemoteDir reports whether path is an existing directory on the
+// runner's host (Via), before a spawn that would start there: tmux
+// silently starts a new pane in the home directory when it cannot change
+// to the one given, so an agent would work in the wrong place. The answer
+// is nil, an error wrapping ErrNotRemoteDir, or one wrapping
+// ErrHostUnreachable when the host did not answer (never mistaken for a
+// missing directory). It costs one process over the host's connection.
+func (r *ExecRunner) CheckRemoteDir(ctx context.Context, path string) error {
+	if r.Via == nil {
+		return errors.New("tmux: CheckRemoteDir needs a remote host")
+	}
+	if strings.IndexByte(path, 0) >= 0 {
+		return fmt.Errorf("%w: %q on host %s (it contains a NUL byte)", ErrNotRemoteDir, path, r.Via.Host())
+	}
+	start := time.Now()
+	ctx, cancel := withTimeout(ctx, r.Timeout)
+	defer cancel()
+	argv, release, err := r.Via.Start(ctx, remoteDirCheck)
+	if err != nil {
+		return err
+	}
+	defer release()
+	// The login shell must run the check within the start bound: it does
+	// nothing else, so a longer wait is a dotfile waiting or hanging.
+	bound := r.Via.StartTimeout()
+	pctx, pcancel := context.WithTimeout(ctx, bound)
+	defer pcancel()
+	cmd := exec.CommandContext(pctx, argv[0], argv[1:]...)
+	cmd.WaitDelay = 500 * time.Millisecond
+	if r.Env != nil {
+		cmd.Env = r.Env
+	}
+	cmd.Stdin = strings.NewReader(path + "/")
+	var stderr limitedBuffer
+	stderr.limit = 64 << 10
+	cmd.Stderr = &stderr // stdout (dotfile banners) is dropped
+	runErr := cmd.Run()
+	host := r.Via.Host()
+	switch code := exitCode(runErr); {
+	case code == 0:
+		return nil
+	case code == remoteRefused:
+		return fmt.Errorf("%w: %s on host %s", ErrNotRemoteDir, path, host)
+	case ctx.Err() != nil:
+		return ctxError(ctx, []Command{{"start-directory check"}}, start)
+	case pctx.Err() != nil:
+		return fmt.Errorf("%w: host %s: the remote shell did not check the directory within %s (a login dotfile waiting or hanging?)",
+			ErrHostUnreachable, host, roundWait(bound))
+	case code > 0 && code != 255 && lastLine(stderr.String()) == "":
+		// Not ssh's failure (255): the login shell ended before the check.
+		return hostError(host, fmt.Sprintf("the remote login shell exited with status %d before checking the directory", code))
+	default:
+		return hostError(host, stderr.String())
+	}
+}
+
 // writesStdoutFile reports whether a command writes to the client's stdout
 // through tmux's file machinery rather than printing: show-buffer, and
 // save-buffer to "-".

@@ -161,3 +161,48 @@ func TestViaSocketPathNeverClobbered(t *testing.T) {
 		})
 	}
 }
+
+// TestViaCheckRemoteDirUnderShells: the fixed start-directory check means
+// the same to each login shell family (csh and tcsh when installed) (the path never crosses the
+// command line): directories, files, a newline the check must keep, and
+// hostile names, none of which runs.
+func TestViaCheckRemoteDirUnderShells(t *testing.T) {
+	base := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "PWNED")
+	d := filepath.Join(base, "d")
+	f := filepath.Join(base, "f")
+	_ = os.WriteFile(f, nil, 0o600)
+	cases := map[string]bool{d: true, d + "\n": false, f: false, filepath.Join(base, "*"): false, filepath.Join(base, "nope"): false}
+	for _, h := range []string{"$(touch " + marker + ")", "`touch " + marker + "`", "'; touch " + marker + "; '",
+		`"; touch ` + marker + `; "`, "(touch " + marker + ")", "x; exit 0", "!! $HOME", "nl\n"} {
+		p := filepath.Join(base, "h", h)
+		cases[p], cases[p+"-no"] = true, false
+	}
+	for p, dir := range cases {
+		if dir {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, sh := range []string{"bash", "dash", "fish", "zsh", "csh", "tcsh"} {
+		t.Run(sh, func(t *testing.T) {
+			path, err := exec.LookPath(sh)
+			if err != nil {
+				t.Skipf("%s not installed", sh)
+			}
+			r := &tmux.ExecRunner{Env: tmuxtest.CleanEnv(), Via: shellVia{path}}
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			for p, dir := range cases {
+				err := r.CheckRemoteDir(ctx, p)
+				if dir && err != nil || !dir && !errors.Is(err, tmux.ErrNotRemoteDir) {
+					t.Errorf("%q: %v, want directory %v", p, err, dir)
+				}
+			}
+			if _, err := os.Stat(marker); err == nil {
+				t.Fatal("a hostile path ran")
+			}
+		})
+	}
+}
