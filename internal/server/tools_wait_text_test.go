@@ -17,6 +17,14 @@ func shellEnv(t *testing.T, opts ...envOption) *env {
 	e := newEnv(t, opts...)
 	e.tmux.MustRun("respawn-pane", "-k", "-t", "%0", "sh")
 	typeAndWait(t, e, "%0", "echo ready-$((1+1))", "ready-2")
+	if sshMode() {
+		// The first call to a host pays the ssh handshake (up to a second
+		// on a loaded machine), which a test's one-second wait must not
+		// spend: an agent's host connection is up after its first call.
+		if r := e.call("list_sessions", map[string]any{}); r.IsError {
+			t.Fatalf("list_sessions on the host: %s", text(r))
+		}
+	}
 	return e
 }
 
