@@ -227,10 +227,10 @@ func TestListServers(t *testing.T) {
 		t.Fatalf("list_servers = %+v, want server a then b", got)
 	}
 	if g := got[0]; !g.IsAlive || deref(g.SocketName) != a.Socket.Name || deref(g.SocketPath) != realPath(a.SocketPath()) || deref(g.SessionCount) != 1 || g.Version == nil {
-		t.Errorf("scanned server: %+v", g)
+		t.Errorf("scanned server: %s", showServer(g))
 	}
 	if g := got[1]; !g.IsAlive || g.SocketName != nil || deref(g.SocketPath) != realPath(b.SocketPath()) || deref(g.SessionCount) != 2 {
-		t.Errorf("extra server: %+v", g)
+		t.Errorf("extra server: %s", showServer(g))
 	}
 
 	// Without extra paths, and with the argument null.
@@ -240,6 +240,12 @@ func TestListServers(t *testing.T) {
 			t.Errorf("list_servers(%v) = %+v", args, got)
 		}
 	}
+}
+
+// showServer spells out a ServerInfo's pointer fields for a failure message.
+func showServer(g ServerInfo) string {
+	return fmt.Sprintf("alive=%v socket_name=%q socket_path=%q sessions=%v version=%q", g.IsAlive,
+		deref(g.SocketName), deref(g.SocketPath), deref(g.SessionCount), deref(g.Version))
 }
 
 func TestListServersEmptyDir(t *testing.T) {
