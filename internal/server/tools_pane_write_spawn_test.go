@@ -3,6 +3,8 @@ package server
 import (
 	"path/filepath"
 	"testing"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
 // TestSpawnReportsStartedProgram: split_window and respawn_pane report the
@@ -16,13 +18,17 @@ func TestSpawnReportsStartedProgram(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shell := filepath.Base(e.tmux.MustRun("show-options", "-gv", "default-shell"))
+	defShell := e.tmux.MustRun("show-options", "-gv", "default-shell")
+	shells := map[string]bool{"sleep": true, filepath.Base(defShell): true}
+	if defShell == tmuxtest.Shell() {
+		shells["sh"], shells["bash"] = true, true // the script and the bash it execs
+	}
 	check := func(what string, p PaneInfo) {
 		t.Helper()
 		// tmux runs the shell argument through default-shell -c, so the
 		// program seen may still be that shell: either is the new program.
 		cmd := strOrNil(p.PaneCurrentCommand)
-		if (cmd != "sleep" && cmd != shell) || p.PaneCurrentPath == nil || *p.PaneCurrentPath != dir {
+		if !shells[cmd] || p.PaneCurrentPath == nil || *p.PaneCurrentPath != dir {
 			t.Errorf("%s: pane_current_command %s, pane_current_path %s; want sleep (or its shell) in %s", what, strOrNil(p.PaneCurrentCommand), strOrNil(p.PaneCurrentPath), dir)
 		}
 	}

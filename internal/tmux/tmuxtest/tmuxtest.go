@@ -12,6 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,16 +103,89 @@ func (s *Server) Kill() {
 }
 
 // CleanEnv is the environment with TMUX and TMUX_PANE removed, so a test
-// started from inside tmux cannot reach the developer's server by accident.
+// started from inside tmux cannot reach the developer's server by accident,
+// and SHELL set to Shell().
 func CleanEnv() []string {
 	var env []string
 	for _, kv := range os.Environ() {
-		if strings.HasPrefix(kv, "TMUX=") || strings.HasPrefix(kv, "TMUX_PANE=") {
+		if strings.HasPrefix(kv, "TMUX=") || strings.HasPrefix(kv, "TMUX_PANE=") || strings.HasPrefix(kv, "SHELL=") {
 			continue
 		}
 		env = append(env, kv)
 	}
-	return env
+	return append(env, "SHELL="+Shell())
+}
+
+var (
+	shellOnce sync.Once
+	shellPath string
+)
+
+// Shell is the default shell of every tmux server a test starts: bash
+// without profile or rc files.
+//
+// A tmux server takes its default-shell from the SHELL of the client that
+// starts it, runs it as a login shell in every pane made without a
+// command, and runs "default-shell -c CMD" for a pane made with one. A
+// developer's bash read their profile and rc files in every such pane: on
+// these machines root's ~/.bashrc runs "pyenv init", which spent 10-25 s of
+// CPU per pane before the first prompt, hundreds of times per test run.
+// Plain sh is no answer: dash does not exec the last command of -c, so a
+// pane made with "cat" would show sh, not cat, as its current command.
+// So SHELL is a two-line script that execs bash --norc --noprofile with
+// the arguments it was given; where bash is missing, it is /bin/sh.
+func Shell() string {
+	shellOnce.Do(func() {
+		shellPath = "/bin/sh"
+		bash, err := exec.LookPath("bash")
+		if err != nil {
+			return
+		}
+		if p, err := writeShell(bash); err == nil {
+			shellPath = p
+		}
+	})
+	return shellPath
+}
+
+// writeShell writes the script Shell names into a directory of this user's
+// under the temporary directory, shared by every test process (written to
+// a temporary name and renamed, so a reader never sees half of it), and
+// refuses a directory someone else could write to.
+func writeShell(bash string) (string, error) {
+	dir := filepath.Join(os.TempDir(), fmt.Sprintf("tmuxmcp-test-shell-%d", os.Geteuid()))
+	if err := os.Mkdir(dir, 0o700); err != nil && !os.IsExist(err) {
+		return "", err
+	}
+	st, err := os.Lstat(dir)
+	if err != nil {
+		return "", err
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); !st.IsDir() || st.Mode().Perm() != 0o700 || !ok || int(sys.Uid) != os.Geteuid() {
+		return "", fmt.Errorf("%s is not a private directory of this user", dir)
+	}
+	script := "#!/bin/sh\nexec " + bash + " --norc --noprofile \"$@\"\n"
+	p := filepath.Join(dir, "bash-norc")
+	if b, err := os.ReadFile(p); err == nil && string(b) == script {
+		return p, nil
+	}
+	f, err := os.CreateTemp(dir, "bash-norc-*")
+	if err != nil {
+		return "", err
+	}
+	_, werr := f.WriteString(script)
+	cerr := f.Close()
+	if werr == nil && cerr == nil {
+		werr = os.Chmod(f.Name(), 0o700)
+	}
+	if werr == nil {
+		werr = os.Rename(f.Name(), p)
+	}
+	if werr != nil || cerr != nil {
+		_ = os.Remove(f.Name())
+		return "", fmt.Errorf("writing %s: %v %v", p, werr, cerr)
+	}
+	return p, nil
 }
 
 // Runner returns an ExecRunner for this server's binary with a clean
