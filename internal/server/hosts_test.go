@@ -10,7 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -270,9 +269,10 @@ func TestRemoteHostTools(t *testing.T) {
 		if !strings.Contains(he.box.MustRun("list-buffers", "-F", "#{buffer_name}"), b.BufferName) {
 			t.Fatal("the buffer is not on box")
 		}
-		// Content too long for one argument arrives whole: in pieces, not
-		// through a file of this machine.
-		big := strings.Repeat("héllo ✓ 日本 0123456789\n", 3000)
+		// Content too long for one argument arrives whole and exact, NUL,
+		// CR and framing-like lines too: streamed on load-buffer's stdin,
+		// not through a file of this machine.
+		big := strings.Repeat("héllo ✓ 日本 0123456789\n", 3000) + "%begin 1 2 1\n\x00\r\n%end 1 2 1\n"
 		var bb BufferRef
 		e.ok("load_buffer", on(map[string]any{"content": big, "logical_name": "big"}), &bb)
 		if got := he.box.MustRun("show-buffer", "-b", bb.BufferName); got != strings.TrimRight(big, "\n") {
@@ -568,42 +568,29 @@ func TestRemoteHostileInput(t *testing.T) {
 	assertNoMarker(t, marker)
 }
 
-// TestLoadCommandRemote: content for a remote host never goes through a
-// local file: set-buffer pieces of at most maxArgContent, split between
-// characters, that append up to the content; a NUL byte is refused.
-func TestLoadCommandRemote(t *testing.T) {
-	content := strings.Repeat("ab✓日", maxArgContent)
-	cmds, cleanup, err := loadCommand("n", content, true)
-	if err != nil {
-		t.Fatal(err)
+// TestRemotePasteTextStreamed: paste_text of text too long for one
+// argument, on a host: the text is streamed into a private buffer, pasted
+// whole, and the buffer is gone afterwards.
+func TestRemotePasteTextStreamed(t *testing.T) {
+	he := newHostEnv(t)
+	e := he.env
+	out := filepath.Join(t.TempDir(), "pasted")
+	he.box.MustRun("respawn-pane", "-k", "-t", "%0", "cat > "+out)
+	text := strings.Repeat("pasted line ✓ 0123456789 $(id) ;\n", 1000) // 35 KB
+	e.ok("paste_text", on(map[string]any{"pane_id": "%0", "text": text}), nil)
+	tmuxtest.WaitFor(t, 10*time.Second, func() bool {
+		b, _ := os.ReadFile(out)
+		return string(b) == text
+	})
+	if list := he.box.MustRun("list-buffers", "-F", "#{buffer_name}"); strings.Contains(list, "tmux_mcp_") {
+		t.Fatalf("paste_text left a buffer on box: %q", list)
 	}
-	cleanup()
-	var b strings.Builder
-	for i, c := range cmds {
-		want := "set-buffer -a -b n --"
-		if i == 0 {
-			want = "set-buffer -b n --"
-		}
-		if got := strings.Join(c[:len(c)-1], " "); got != want {
-			t.Fatalf("command %d: %s", i, got)
-		}
-		piece := c[len(c)-1]
-		if len(piece) > maxArgContent || !utf8.ValidString(piece) {
-			t.Fatalf("piece %d: %d bytes, valid UTF-8 %v", i, len(piece), utf8.ValidString(piece))
-		}
-		b.WriteString(piece)
+	if _, meta := e.fail("paste_text", on(map[string]any{"pane_id": "%99", "text": text})); meta["error_type"] != "PaneNotFound" {
+		t.Fatalf("paste_text to a missing pane: %v", meta)
 	}
-	if b.String() != content || len(cmds) < 2 {
-		t.Fatalf("%d pieces do not make the content", len(cmds))
+	if list := he.box.MustRun("list-buffers", "-F", "#{buffer_name}"); strings.Contains(list, "tmux_mcp_") {
+		t.Fatalf("a failed paste_text left a buffer on box: %q", list)
 	}
-	if _, _, err := loadCommand("n", strings.Repeat("x", maxArgContent)+"\x00", true); err == nil {
-		t.Fatal("a NUL byte for a remote host was accepted")
-	}
-	local, cleanup, err := loadCommand("n", content, false)
-	if err != nil || local[0][0] != "load-buffer" {
-		t.Fatalf("local: %v %v", local, err)
-	}
-	cleanup()
 }
 
 // Close after host box's tmux server died is not an error, as it is not

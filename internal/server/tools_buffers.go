@@ -47,7 +47,8 @@ var (
 
 // maxArgContent is the largest content passed to tmux as an argument
 // (set-buffer); tmux refuses a command message over 16 KiB. Larger content,
-// or content with a NUL byte, goes through a private temporary file.
+// or content with a NUL byte, goes through a private temporary file, or on
+// a remote host on load-buffer's standard input (streamed).
 const maxArgContent = 8 << 10
 
 // maxLiveBuffers caps the buffers load_buffer keeps per client (Owner): a
@@ -453,34 +454,11 @@ const bufferTempPrefix = "tmux-mcp-buffer-"
 // and a cleanup for any temporary file it needed. Small content travels as
 // an argument; larger content (or content with a NUL byte) through a file
 // in a fresh 0700 directory, mode 0600, removed by cleanup. Nothing else is
-// ever written to disk.
-//
-// On a remote host a file here would be no file there (tmux's client, which
-// reads it, runs on the host), so larger content is set in pieces of at
-// most maxArgContent, appended in order in the same round trip; a NUL byte,
-// which no tmux command line can carry, is refused.
-func loadCommand(name, content string, remote bool) ([]tmux.Command, func(), error) {
+// ever written to disk. Content for a remote host that is not small goes
+// another way (streamed): a file here would be no file there.
+func loadCommand(name, content string) ([]tmux.Command, func(), error) {
 	if len(content) <= maxArgContent && !strings.Contains(content, "\x00") {
 		return []tmux.Command{{"set-buffer", "-b", name, "--", content}}, func() {}, nil
-	}
-	if remote {
-		if strings.Contains(content, "\x00") {
-			return nil, nil, expectedf("content holds a NUL byte, which cannot be sent to a remote host's tmux")
-		}
-		var cmds []tmux.Command
-		for rest := content; rest != ""; {
-			n := min(len(rest), maxArgContent)
-			for n < len(rest) && n > 0 && !utf8.RuneStart(rest[n]) {
-				n-- // never split a character
-			}
-			cmd := tmux.Command{"set-buffer", "-b", name, "--", rest[:n]}
-			if len(cmds) > 0 {
-				cmd = tmux.Command{"set-buffer", "-a", "-b", name, "--", rest[:n]}
-			}
-			cmds = append(cmds, cmd)
-			rest = rest[n:]
-		}
-		return cmds, func() {}, nil
 	}
 	dir, err := os.MkdirTemp("", bufferTempPrefix)
 	if err != nil {
@@ -499,6 +477,24 @@ func loadCommand(name, content string, remote bool) ([]tmux.Command, func(), err
 		return nil, nil, fmt.Errorf("temporary file for buffer content: %w", err)
 	}
 	return []tmux.Command{{"load-buffer", "-b", name, f.Name()}}, cleanup, nil
+}
+
+// streamed reports whether content for a call goes on the standard input
+// of a "load-buffer -" on the host (bufferState.stream) rather than through
+// loadCommand: on a remote host, all but small content. Set there in
+// argument pieces over the control connection, 3 MB outlasted a call's
+// bound; streamed, any byte (a NUL too) arrives as it is, as locally.
+func streamed(content string, remote bool) bool {
+	return remote && (len(content) > maxArgContent || strings.Contains(content, "\x00"))
+}
+
+// stream fills buffer name with content on the call's host through
+// tmux.BufferLoader.
+func (st *bufferState) stream(ctx context.Context, c *Call, sock tmux.Socket, name, content string) error {
+	st.mu.Lock()
+	st.touched[c.key(sock)] = true
+	st.mu.Unlock()
+	return c.tmux.LoadBuffer(ctx, sock, name, content)
 }
 
 // pasteTarget resolves the pane a paste goes to. With a pane_id it returns
@@ -605,13 +601,18 @@ func loadBuffer(ctx context.Context, c *Call, a loadBufferArgs) (BufferRef, erro
 	if err := st.reserve(ctx, c, owner, name, c.key(sock)); err != nil {
 		return BufferRef{}, err
 	}
-	cmds, cleanup, err := loadCommand(name, a.Content, c.host != "")
-	if err != nil {
-		st.forget(owner, name)
-		return BufferRef{}, err
+	var err error
+	if streamed(a.Content, c.host != "") {
+		err = st.stream(ctx, c, sock, name, a.Content)
+	} else {
+		cmds, cleanup, lerr := loadCommand(name, a.Content)
+		if lerr != nil {
+			st.forget(owner, name)
+			return BufferRef{}, lerr
+		}
+		defer cleanup()
+		_, err = st.run(ctx, c, sock, cmds...)
 	}
-	defer cleanup()
-	_, err = st.run(ctx, c, sock, cmds...)
 	if err == nil && st.confirm(owner, name) {
 		return BufferRef{BufferName: name, LogicalName: a.LogicalName}, nil
 	}
@@ -666,17 +667,33 @@ func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
 		return "", err
 	}
 	name := st.newBufferName("paste")
-	load, cleanup, err := loadCommand(name, a.Text, c.host != "")
-	if err != nil {
-		return "", err
+	var load []tmux.Command
+	if streamed(a.Text, c.host != "") {
+		// Loaded first, on a channel of its own; the paste (and the
+		// pane's check) then go in one round trip, as below.
+		if err := st.stream(ctx, c, sock, name, a.Text); err != nil {
+			if !errors.Is(err, tmux.ErrNoServer) {
+				_, _ = c.tmux.Run(context.WithoutCancel(ctx), sock, tmux.Command{"delete-buffer", "-b", name})
+			}
+			return "", err
+		}
+	} else {
+		var cleanup func()
+		load, cleanup, err = loadCommand(name, a.Text)
+		if err != nil {
+			return "", err
+		}
+		defer cleanup()
 	}
-	defer cleanup()
 	paste := tmux.Command{"paste-buffer", "-b", name, "-t", pane, "-d"}
 	if a.Bracket {
 		paste = append(paste, "-p")
 	}
 	release, err := c.holdInput(ctx, sock, pane) // not into a run_command's wrapper line
 	if err != nil {
+		if load == nil { // streamed: the text is already there
+			_, _ = c.tmux.Run(context.WithoutCancel(ctx), sock, tmux.Command{"delete-buffer", "-b", name})
+		}
 		return "", err
 	}
 	defer release()
