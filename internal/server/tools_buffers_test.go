@@ -379,7 +379,9 @@ func TestShowBufferOverResultCap(t *testing.T) {
 		{"many lines", many.String(), "", -1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
 			ref := loadBuf(e, c.content, "huge")
+			loaded := time.Since(start)
 			var got BufferContent
 			e.ok("show_buffer", map[string]any{"buffer_name": ref.BufferName, "max_lines": nil}, &got)
 			if !got.ContentTruncated || !strings.HasSuffix(c.content, got.Content) {
@@ -402,7 +404,7 @@ func TestShowBufferOverResultCap(t *testing.T) {
 			if c.dropped < 0 && len(got.Content) < 400_000 {
 				t.Errorf("only %d bytes kept", len(got.Content))
 			}
-			t.Logf("%d-byte buffer: %d bytes back, content_truncated_lines=%d", len(c.content), len(got.Content), got.ContentTruncatedLines)
+			t.Logf("%d-byte buffer loaded in %v: %d bytes back, content_truncated_lines=%d", len(c.content), loaded.Round(time.Millisecond), len(got.Content), got.ContentTruncatedLines)
 		})
 	}
 }
