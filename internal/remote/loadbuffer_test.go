@@ -91,3 +91,23 @@ func TestRemoteLoadBufferAsksFirst(t *testing.T) {
 		t.Fatalf("buffer %q", got)
 	}
 }
+
+// TestRemoteLoadBufferHostile: each value of the hostile-input table,
+// twice with a NUL between, streamed into a host's buffer arrives
+// exactly, and nothing runs on either side (the marker would be on this
+// machine).
+func TestRemoteLoadBufferHostile(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	marker := filepath.Join(t.TempDir(), "PWNED")
+	for name, in := range hostile(marker) {
+		content := in + "\x00" + in
+		if err := r.client.LoadBuffer(ctx(t), r.sock, "hostile", content); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got, _ := savedBuffer(t, r, "hostile"); string(got) != content {
+			t.Fatalf("%s: stored %d bytes, want %d", name, len(got), len(content))
+		}
+	}
+	time.Sleep(200 * time.Millisecond) // a format job would run asynchronously
+	assertNoFile(t, marker)
+}
