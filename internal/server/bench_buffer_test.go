@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
@@ -62,5 +64,44 @@ func BenchmarkLoadBuffer3MB(b *testing.B) {
 			}
 			b.ReportMetric(float64(median(durs).Microseconds())/1000, "p50-ms")
 		})
+	}
+}
+
+// BenchmarkLoadBufferSizes is where maxPiecedContent comes from: on a
+// remote host over a loopback sshd, the tmux part of a load by size, set
+// in pieces over the control connection (one round trip) or streamed to
+// load-buffer's stdin on a channel of its own, in the same run.
+func BenchmarkLoadBufferSizes(b *testing.B) {
+	ts := tmuxtest.New(b)
+	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Destructive,
+		WaitMax: config.DefaultWaitMax, SuppressHistory: true}
+	e := newSSHEnv(b, ts, cfg)
+	eng, err := e.srv.hosts.Get(e.host)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sock := eng.Host.Socket(tmux.Socket{})
+	ctx := context.Background()
+	for _, kib := range []int{9, 128, 256, 512, 1024, 2048} {
+		content := strings.Repeat("x", kib<<10)
+		for _, how := range []string{"pieces", "streamed"} {
+			b.Run(fmt.Sprintf("%dKiB-%s", kib, how), func(b *testing.B) {
+				var durs []time.Duration
+				for b.Loop() {
+					start := time.Now()
+					var err error
+					if how == "pieces" {
+						_, err = eng.Client.Run(ctx, sock, setPieces("bench", content)...)
+					} else {
+						err = eng.Client.LoadBuffer(ctx, sock, "bench", content)
+					}
+					durs = append(durs, time.Since(start))
+					if err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(median(durs).Microseconds())/1000, "p50-ms")
+			})
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -269,10 +270,9 @@ func TestRemoteHostTools(t *testing.T) {
 		if !strings.Contains(he.box.MustRun("list-buffers", "-F", "#{buffer_name}"), b.BufferName) {
 			t.Fatal("the buffer is not on box")
 		}
-		// Content too long for one argument arrives whole and exact, NUL,
-		// CR and framing-like lines too: streamed on load-buffer's stdin,
-		// not through a file of this machine.
-		big := strings.Repeat("héllo ✓ 日本 0123456789\n", 3000) + "%begin 1 2 1\n\x00\r\n%end 1 2 1\n"
+		// Content too long for one argument arrives whole: in pieces, not
+		// through a file of this machine.
+		big := strings.Repeat("héllo ✓ 日本 0123456789\n", 3000)
 		var bb BufferRef
 		e.ok("load_buffer", on(map[string]any{"content": big, "logical_name": "big"}), &bb)
 		if got := he.box.MustRun("show-buffer", "-b", bb.BufferName); got != strings.TrimRight(big, "\n") {
@@ -282,6 +282,15 @@ func TestRemoteHostTools(t *testing.T) {
 		e.ok("show_buffer", on(map[string]any{"buffer_name": bb.BufferName, "max_lines": nil}), &shown)
 		if shown.Content != big {
 			t.Fatalf("show_buffer on box: %d bytes, want %d", len(shown.Content), len(big))
+		}
+		e.ok("delete_buffer", on(map[string]any{"buffer_name": bb.BufferName}), nil)
+		// A NUL byte, which no command line carries, is streamed on
+		// load-buffer's stdin and arrives exact, CR and framing-like lines too.
+		bin := "%begin 1 2 1\n\x00\r\n%end 1 2 1\nno newline"
+		e.ok("load_buffer", on(map[string]any{"content": bin, "logical_name": "bin"}), &bb)
+		e.ok("show_buffer", on(map[string]any{"buffer_name": bb.BufferName, "max_lines": nil}), &shown)
+		if shown.Content != bin {
+			t.Fatalf("show_buffer on box: %q, want %q", shown.Content, bin)
 		}
 		e.ok("delete_buffer", on(map[string]any{"buffer_name": bb.BufferName}), nil)
 		if _, meta := e.fail("show_buffer", map[string]any{"buffer_name": b.BufferName}); meta["error_type"] != "ObjectDoesNotExist" {
@@ -568,15 +577,15 @@ func TestRemoteHostileInput(t *testing.T) {
 	assertNoMarker(t, marker)
 }
 
-// TestRemotePasteTextStreamed: paste_text of text too long for one
-// argument, on a host: the text is streamed into a private buffer, pasted
-// whole, and the buffer is gone afterwards.
+// TestRemotePasteTextStreamed: paste_text of text too long to be set in
+// pieces, on a host: the text is streamed into a private buffer, pasted
+// whole, and the buffer is gone afterwards, also when the paste fails.
 func TestRemotePasteTextStreamed(t *testing.T) {
 	he := newHostEnv(t)
 	e := he.env
 	out := filepath.Join(t.TempDir(), "pasted")
 	he.box.MustRun("respawn-pane", "-k", "-t", "%0", "cat > "+out)
-	text := strings.Repeat("pasted line ✓ 0123456789 $(id) ;\n", 1000) // 35 KB
+	text := strings.Repeat("pasted line ✓ 0123456789 $(id) ;\n", maxPiecedContent/30) // 300 KB
 	e.ok("paste_text", on(map[string]any{"pane_id": "%0", "text": text}), nil)
 	tmuxtest.WaitFor(t, 10*time.Second, func() bool {
 		b, _ := os.ReadFile(out)
@@ -591,6 +600,53 @@ func TestRemotePasteTextStreamed(t *testing.T) {
 	if list := he.box.MustRun("list-buffers", "-F", "#{buffer_name}"); strings.Contains(list, "tmux_mcp_") {
 		t.Fatalf("a failed paste_text left a buffer on box: %q", list)
 	}
+}
+
+// TestLoadCommandRemote: content for a remote host never goes through a
+// local file: up to maxPiecedContent, set-buffer pieces of at most
+// maxArgContent, split between characters, that append up to the content;
+// larger content, or any with a NUL byte, is streamed instead.
+func TestLoadCommandRemote(t *testing.T) {
+	content := strings.Repeat("ab✓日", maxArgContent)
+	cmds, cleanup, err := loadCommand("n", content, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cleanup()
+	var b strings.Builder
+	for i, c := range cmds {
+		want := "set-buffer -a -b n --"
+		if i == 0 {
+			want = "set-buffer -b n --"
+		}
+		if got := strings.Join(c[:len(c)-1], " "); got != want {
+			t.Fatalf("command %d: %s", i, got)
+		}
+		piece := c[len(c)-1]
+		if len(piece) > maxArgContent || !utf8.ValidString(piece) {
+			t.Fatalf("piece %d: %d bytes, valid UTF-8 %v", i, len(piece), utf8.ValidString(piece))
+		}
+		b.WriteString(piece)
+	}
+	if b.String() != content || len(cmds) < 2 {
+		t.Fatalf("%d pieces do not make the content", len(cmds))
+	}
+	for _, s := range []string{"x\x00", strings.Repeat("x", maxPiecedContent+1)} {
+		if !streamed(s, true) || streamed(s, false) {
+			t.Fatalf("%d bytes: streamed %v remotely, %v locally", len(s), streamed(s, true), streamed(s, false))
+		}
+		if _, _, err := loadCommand("n", s, true); err == nil {
+			t.Fatalf("%d bytes to be streamed were set in pieces", len(s))
+		}
+	}
+	if streamed(content, true) {
+		t.Fatal("content within maxPiecedContent streamed")
+	}
+	local, cleanup, err := loadCommand("n", content, false)
+	if err != nil || local[0][0] != "load-buffer" {
+		t.Fatalf("local: %v %v", local, err)
+	}
+	cleanup()
 }
 
 // Close after host box's tmux server died is not an error, as it is not
