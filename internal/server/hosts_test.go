@@ -284,6 +284,15 @@ func TestRemoteHostTools(t *testing.T) {
 			t.Fatalf("show_buffer on box: %d bytes, want %d", len(shown.Content), len(big))
 		}
 		e.ok("delete_buffer", on(map[string]any{"buffer_name": bb.BufferName}), nil)
+		// A NUL byte, which no command line carries, is streamed on
+		// load-buffer's stdin and arrives exact, CR and framing-like lines too.
+		bin := "%begin 1 2 1\n\x00\r\n%end 1 2 1\nno newline"
+		e.ok("load_buffer", on(map[string]any{"content": bin, "logical_name": "bin"}), &bb)
+		e.ok("show_buffer", on(map[string]any{"buffer_name": bb.BufferName, "max_lines": nil}), &shown)
+		if shown.Content != bin {
+			t.Fatalf("show_buffer on box: %q, want %q", shown.Content, bin)
+		}
+		e.ok("delete_buffer", on(map[string]any{"buffer_name": bb.BufferName}), nil)
 		if _, meta := e.fail("show_buffer", map[string]any{"buffer_name": b.BufferName}); meta["error_type"] != "ObjectDoesNotExist" {
 			t.Fatalf("a remote buffer shown from the local server: %v", meta)
 		}
@@ -592,9 +601,35 @@ func TestRemoteHostileInput(t *testing.T) {
 	assertNoMarker(t, marker)
 }
 
+// TestRemotePasteTextStreamed: paste_text of text too long to be set in
+// pieces, on a host: the text is streamed into a private buffer, pasted
+// whole, and the buffer is gone afterwards, also when the paste fails.
+func TestRemotePasteTextStreamed(t *testing.T) {
+	he := newHostEnv(t)
+	e := he.env
+	out := filepath.Join(t.TempDir(), "pasted")
+	he.box.MustRun("respawn-pane", "-k", "-t", "%0", "cat > "+out)
+	text := strings.Repeat("pasted line ✓ 0123456789 $(id) ;\n", maxPiecedContent/30) // 300 KB
+	e.ok("paste_text", on(map[string]any{"pane_id": "%0", "text": text}), nil)
+	tmuxtest.WaitFor(t, 10*time.Second, func() bool {
+		b, _ := os.ReadFile(out)
+		return string(b) == text
+	})
+	if list := he.box.MustRun("list-buffers", "-F", "#{buffer_name}"); strings.Contains(list, "tmux_mcp_") {
+		t.Fatalf("paste_text left a buffer on box: %q", list)
+	}
+	if _, meta := e.fail("paste_text", on(map[string]any{"pane_id": "%99", "text": text})); meta["error_type"] != "PaneNotFound" {
+		t.Fatalf("paste_text to a missing pane: %v", meta)
+	}
+	if list := he.box.MustRun("list-buffers", "-F", "#{buffer_name}"); strings.Contains(list, "tmux_mcp_") {
+		t.Fatalf("a failed paste_text left a buffer on box: %q", list)
+	}
+}
+
 // TestLoadCommandRemote: content for a remote host never goes through a
-// local file: set-buffer pieces of at most maxArgContent, split between
-// characters, that append up to the content; a NUL byte is refused.
+// local file: up to maxPiecedContent, set-buffer pieces of at most
+// maxArgContent, split between characters, that append up to the content;
+// larger content, or any with a NUL byte, is streamed instead.
 func TestLoadCommandRemote(t *testing.T) {
 	content := strings.Repeat("ab✓日", maxArgContent)
 	cmds, cleanup, err := loadCommand("n", content, true)
@@ -620,8 +655,16 @@ func TestLoadCommandRemote(t *testing.T) {
 	if b.String() != content || len(cmds) < 2 {
 		t.Fatalf("%d pieces do not make the content", len(cmds))
 	}
-	if _, _, err := loadCommand("n", strings.Repeat("x", maxArgContent)+"\x00", true); err == nil {
-		t.Fatal("a NUL byte for a remote host was accepted")
+	for _, s := range []string{"x\x00", strings.Repeat("x", maxPiecedContent+1)} {
+		if !streamed(s, true) || streamed(s, false) {
+			t.Fatalf("%d bytes: streamed %v remotely, %v locally", len(s), streamed(s, true), streamed(s, false))
+		}
+		if _, _, err := loadCommand("n", s, true); err == nil {
+			t.Fatalf("%d bytes to be streamed were set in pieces", len(s))
+		}
+	}
+	if streamed(content, true) {
+		t.Fatal("content within maxPiecedContent streamed")
 	}
 	local, cleanup, err := loadCommand("n", content, false)
 	if err != nil || local[0][0] != "load-buffer" {

@@ -47,7 +47,8 @@ var (
 
 // maxArgContent is the largest content passed to tmux as an argument
 // (set-buffer); tmux refuses a command message over 16 KiB. Larger content,
-// or content with a NUL byte, goes through a private temporary file.
+// or content with a NUL byte, goes through a private temporary file (on a
+// remote host, in pieces or streamed: see loadCommand).
 const maxArgContent = 8 << 10
 
 // maxLiveBuffers caps the buffers load_buffer keeps per client (Owner): a
@@ -449,38 +450,25 @@ func (s *Server) closeBuffers(ctx context.Context) error {
 // from other programs' (or other tests') tmux-mcp directories in $TMPDIR.
 const bufferTempPrefix = "tmux-mcp-buffer-"
 
-// loadCommand returns the tmux command that puts content into buffer name
+// loadCommand returns the tmux commands that put content into buffer name
 // and a cleanup for any temporary file it needed. Small content travels as
 // an argument; larger content (or content with a NUL byte) through a file
 // in a fresh 0700 directory, mode 0600, removed by cleanup. Nothing else is
 // ever written to disk.
 //
 // On a remote host a file here would be no file there (tmux's client, which
-// reads it, runs on the host), so larger content is set in pieces of at
-// most maxArgContent, appended in order in the same round trip; a NUL byte,
-// which no tmux command line can carry, is refused.
+// reads it, runs on the host), so content up to maxPiecedContent is set in
+// pieces of at most maxArgContent, appended in order in the same round
+// trip; larger content, or any with a NUL byte, is streamed instead.
 func loadCommand(name, content string, remote bool) ([]tmux.Command, func(), error) {
 	if len(content) <= maxArgContent && !strings.Contains(content, "\x00") {
 		return []tmux.Command{{"set-buffer", "-b", name, "--", content}}, func() {}, nil
 	}
 	if remote {
-		if strings.Contains(content, "\x00") {
-			return nil, nil, expectedf("content holds a NUL byte, which cannot be sent to a remote host's tmux")
+		if streamed(content, remote) {
+			return nil, nil, errors.New("loadCommand: content to be streamed")
 		}
-		var cmds []tmux.Command
-		for rest := content; rest != ""; {
-			n := min(len(rest), maxArgContent)
-			for n < len(rest) && n > 0 && !utf8.RuneStart(rest[n]) {
-				n-- // never split a character
-			}
-			cmd := tmux.Command{"set-buffer", "-b", name, "--", rest[:n]}
-			if len(cmds) > 0 {
-				cmd = tmux.Command{"set-buffer", "-a", "-b", name, "--", rest[:n]}
-			}
-			cmds = append(cmds, cmd)
-			rest = rest[n:]
-		}
-		return cmds, func() {}, nil
+		return setPieces(name, content), func() {}, nil
 	}
 	dir, err := os.MkdirTemp("", bufferTempPrefix)
 	if err != nil {
@@ -499,6 +487,53 @@ func loadCommand(name, content string, remote bool) ([]tmux.Command, func(), err
 		return nil, nil, fmt.Errorf("temporary file for buffer content: %w", err)
 	}
 	return []tmux.Command{{"load-buffer", "-b", name, f.Name()}}, cleanup, nil
+}
+
+// setPieces sets buffer name to content (without a NUL byte) in
+// set-buffer pieces of at most maxArgContent, never splitting a character.
+func setPieces(name, content string) []tmux.Command {
+	var cmds []tmux.Command
+	for rest := content; rest != ""; {
+		n := min(len(rest), maxArgContent)
+		for n < len(rest) && n > 0 && !utf8.RuneStart(rest[n]) {
+			n-- // never split a character
+		}
+		cmd := tmux.Command{"set-buffer", "-b", name, "--", rest[:n]}
+		if len(cmds) > 0 {
+			cmd = tmux.Command{"set-buffer", "-a", "-b", name, "--", rest[:n]}
+		}
+		cmds = append(cmds, cmd)
+		rest = rest[n:]
+	}
+	return cmds
+}
+
+// maxPiecedContent is the most content set in pieces on a remote host
+// (loadCommand). Pieces go in the call's one round trip of the shared
+// control connection but grow faster than linearly (3 MB outlasted the
+// 10 s call bound); streaming costs about 100 ms for its own channel and
+// tmux client, then little more. BenchmarkLoadBufferSizes, p50 on a loaded
+// 2-core machine: 256 KiB 52 ms in pieces, 103 ms streamed; even at
+// 512 KiB; 2 MiB 1.1 s against 0.25 s. Below the crossover, so that no
+// load holds the shared connection for long.
+const maxPiecedContent = 256 << 10
+
+// streamed reports whether content for a call goes on the standard input
+// of a "load-buffer -" on the host (bufferState.stream) rather than through
+// loadCommand: on a remote host, content over maxPiecedContent, or with a
+// NUL byte, which no tmux command line can carry. Streamed, any byte
+// arrives as it is, as locally.
+func streamed(content string, remote bool) bool {
+	return remote && (len(content) > maxPiecedContent || strings.Contains(content, "\x00"))
+}
+
+// stream fills buffer name with content on the call's host through
+// tmux.BufferLoader.
+func (st *bufferState) stream(ctx context.Context, c *Call, sock tmux.Socket, name, content string) error {
+	st.mu.Lock()
+	st.touched[c.key(sock)] = true
+	st.mu.Unlock()
+	return c.tmux.LoadBuffer(ctx, sock, name, content)
 }
 
 // pasteTarget resolves the pane a paste goes to. With a pane_id it returns
@@ -605,13 +640,18 @@ func loadBuffer(ctx context.Context, c *Call, a loadBufferArgs) (BufferRef, erro
 	if err := st.reserve(ctx, c, owner, name, c.key(sock)); err != nil {
 		return BufferRef{}, err
 	}
-	cmds, cleanup, err := loadCommand(name, a.Content, c.host != "")
-	if err != nil {
-		st.forget(owner, name)
-		return BufferRef{}, err
+	var err error
+	if streamed(a.Content, c.host != "") {
+		err = st.stream(ctx, c, sock, name, a.Content)
+	} else {
+		cmds, cleanup, lerr := loadCommand(name, a.Content, c.host != "")
+		if lerr != nil {
+			st.forget(owner, name)
+			return BufferRef{}, lerr
+		}
+		defer cleanup()
+		_, err = st.run(ctx, c, sock, cmds...)
 	}
-	defer cleanup()
-	_, err = st.run(ctx, c, sock, cmds...)
 	if err == nil && st.confirm(owner, name) {
 		return BufferRef{BufferName: name, LogicalName: a.LogicalName}, nil
 	}
@@ -666,17 +706,33 @@ func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
 		return "", err
 	}
 	name := st.newBufferName("paste")
-	load, cleanup, err := loadCommand(name, a.Text, c.host != "")
-	if err != nil {
-		return "", err
+	var load []tmux.Command
+	if streamed(a.Text, c.host != "") {
+		// Loaded first, on a channel of its own; the paste (and the
+		// pane's check) then go in one round trip, as below.
+		if err := st.stream(ctx, c, sock, name, a.Text); err != nil {
+			if !errors.Is(err, tmux.ErrNoServer) {
+				_, _ = c.tmux.Run(context.WithoutCancel(ctx), sock, tmux.Command{"delete-buffer", "-b", name})
+			}
+			return "", err
+		}
+	} else {
+		var cleanup func()
+		load, cleanup, err = loadCommand(name, a.Text, c.host != "")
+		if err != nil {
+			return "", err
+		}
+		defer cleanup()
 	}
-	defer cleanup()
 	paste := tmux.Command{"paste-buffer", "-b", name, "-t", pane, "-d"}
 	if a.Bracket {
 		paste = append(paste, "-p")
 	}
 	release, err := c.holdInput(ctx, sock, pane) // not into a run_command's wrapper line
 	if err != nil {
+		if load == nil { // streamed: the text is already there
+			_, _ = c.tmux.Run(context.WithoutCancel(ctx), sock, tmux.Command{"delete-buffer", "-b", name})
+		}
 		return "", err
 	}
 	defer release()

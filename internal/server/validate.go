@@ -208,7 +208,8 @@ func checkArguments(title string, schema map[string]any, raw json.RawMessage) (m
 // nulAllowed lists, per tool, the top-level arguments that may hold NUL
 // bytes: their text never reaches a tmux argv or a control-mode command line
 // with a NUL in it (loadCommand sends content holding a NUL through a
-// temporary file and load-buffer). Every other string argument, nested ones
+// temporary file and load-buffer; on a remote host it is streamed to
+// load-buffer's stdin). Every other string argument, nested ones
 // included, is refused with a NUL: tmux cannot take one in an argument, and
 // without this check the agent saw "Unexpected error: ... NUL byte" or a
 // fork/exec "invalid argument" instead of the field it got wrong.
