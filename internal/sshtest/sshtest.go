@@ -85,7 +85,8 @@ func Need(t testing.TB) {
 }
 
 // Start starts sshd on a free loopback port and returns once it accepts
-// connections. extra lines are appended to sshd_config (MaxSessions 2, ...).
+// connections. extra lines are appended to sshd_config (MaxSessions 2, ...);
+// their SetEnv variables join the one SetEnv line sshd reads.
 func Start(t testing.TB, extra ...string) *Server {
 	t.Helper()
 	Need(t)
@@ -150,9 +151,18 @@ func Start(t testing.TB, extra ...string) *Server {
 		"ClientAliveCountMax 2",
 		// The login shell reads its dotfiles from here, not from the
 		// machine's home (see the package comment).
-		"SetEnv HOME=" + s.Home,
 	}
-	cfg = append(cfg, extra...)
+	// sshd takes only the first SetEnv line, so every variable an extra
+	// line sets joins HOME on one line.
+	setEnv := []string{"HOME=" + s.Home}
+	for _, line := range extra {
+		if f := strings.Fields(line); len(f) > 1 && strings.EqualFold(f[0], "SetEnv") {
+			setEnv = append(setEnv, f[1:]...)
+			continue
+		}
+		cfg = append(cfg, line)
+	}
+	cfg = append(cfg, "SetEnv "+strings.Join(setEnv, " "))
 	sshdConfig := filepath.Join(dir, "sshd_config")
 	if err := os.WriteFile(sshdConfig, []byte(strings.Join(cfg, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)

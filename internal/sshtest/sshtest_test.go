@@ -10,17 +10,18 @@ import (
 // TestLoginShellUsesTestHome: the remote login shell reads its rc file from
 // the test's home (SetEnv HOME), never the machine's, so a hanging or noisy
 // ~/.bashrc on the machine cannot affect the tests.
+// A variable an extra SetEnv line sets reaches the session as well.
 func TestLoginShellUsesTestHome(t *testing.T) {
-	s := Start(t)
+	s := Start(t, "SetEnv TMUXMCP_PROBE=from-extra")
 	s.SetRC("echo banner-from-test-rc\n")
-	argv := append(s.SSHCommand(), "-T", "-o", "BatchMode=yes", Alias, "echo", "home=$HOME")
+	argv := append(s.SSHCommand(), "-T", "-o", "BatchMode=yes", Alias, "echo", "home=$HOME", "probe=$TMUXMCP_PROBE")
 	out, err := exec.Command(argv[0], argv[1:]...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("ssh: %v: %s\nsshd: %s", err, out, s.Log())
 	}
 	got := string(out)
-	if !strings.Contains(got, "banner-from-test-rc\n") || !strings.Contains(got, "home="+s.Home+"\n") {
-		t.Fatalf("remote shell output %q: want the test rc's banner and HOME=%s", got, s.Home)
+	if !strings.Contains(got, "banner-from-test-rc\n") || !strings.Contains(got, "home="+s.Home+" probe=from-extra\n") {
+		t.Fatalf("remote shell output %q: want the test rc's banner, HOME=%s and the extra SetEnv's variable", got, s.Home)
 	}
 }
 
