@@ -131,6 +131,35 @@ func (s *loadStats) report(t *testing.T, phase string, wall time.Duration) {
 	t.Log("\n" + b.String())
 }
 
+// serverSide logs the server's own view of the phase: the p50 and p99 of
+// the durations its request log gives tools/call POSTs (from the request's
+// arrival to its answer), read from the log written since offset from. The
+// gap to the client's figures is what the load generator (the 50 clients
+// in this test process, on the same two cores) and the kernel add.
+func serverSide(t *testing.T, h *httpd, phase string, from int) {
+	t.Helper()
+	var ds []time.Duration
+	logs := h.log.String()
+	for _, line := range strings.Split(logs[min(from, len(logs)):], "\n") {
+		if !strings.Contains(line, `"method":"tools/call"`) {
+			continue
+		}
+		var rec struct {
+			DurationMS float64 `json:"duration_ms"`
+		}
+		if json.Unmarshal([]byte(line), &rec) == nil {
+			ds = append(ds, time.Duration(rec.DurationMS*float64(time.Millisecond)))
+		}
+	}
+	if len(ds) == 0 {
+		t.Logf("%s: no tools/call lines in the server's request log", phase)
+		return
+	}
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	t.Logf("%s: server side, %d tools/call requests: p50 %v, p99 %v, max %v", phase, len(ds),
+		pct(ds, 0.50).Round(10*time.Microsecond), pct(ds, 0.99).Round(10*time.Microsecond), ds[len(ds)-1].Round(10*time.Microsecond))
+}
+
 var (
 	paneIDField    = regexp.MustCompile(`"pane_id":\s*"(%[0-9]+)"`)
 	sessionIDField = regexp.MustCompile(`"session_id":\s*"(\$[0-9]+)"`)
@@ -318,10 +347,12 @@ func TestHTTPLoad(t *testing.T) {
 			if !full {
 				return
 			}
+			from := h.log.Len()
 			st, wall = runPhase(clients, calls, func(c *loadClient, _ int) (string, map[string]any) {
 				return "get_pane_info", map[string]any{"pane_id": c.pane}
 			})
 			st.report(t, proto+" get_pane_info only", wall)
+			serverSide(t, h, proto+" get_pane_info only", from)
 			failPhase(t, h, st)
 		})
 	}
