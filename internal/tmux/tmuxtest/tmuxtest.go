@@ -60,7 +60,26 @@ func NewWith(t testing.TB, sessions ...string) *Server {
 	for _, name := range sessions {
 		s.MustRun("new-session", "-d", "-s", name, "-x", "80", "-y", "24")
 	}
+	if len(sessions) > 0 {
+		s.endWithThisProcess()
+	}
 	return s
+}
+
+// endWithThisProcess makes the server end itself once this process is
+// gone, when t.Cleanup never ran: Go's fuzz coordinator kills a worker
+// that is still busy at the -fuzztime boundary, and a test binary can be
+// killed on a timeout; their tmux servers would otherwise run on for good.
+// A background job of the server's own waits for this process (tail
+// --pid, without a process per second; a kill -0 loop where tail lacks
+// it) and then ends the server; tmux stops its jobs when it exits, so
+// the job never outlives the server either. The job's command is built
+// from this process's id and the socket name, which are digits and hex.
+func (s *Server) endWithThisProcess() {
+	pid := os.Getpid()
+	job := fmt.Sprintf("tail --pid=%d -f /dev/null 2>/dev/null || while kill -0 %d 2>/dev/null; do sleep 1; done; exec tmux -L %s kill-server",
+		pid, pid, s.Socket.Name)
+	s.MustRun("run-shell", "-b", job)
 }
 
 // SocketPath is the filesystem path of the server's socket.
