@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -25,6 +26,8 @@ type Server struct {
 	t      testing.TB
 	Bin    string
 	Socket tmux.Socket
+
+	watched atomic.Bool // the running server has its endWithThisProcess job
 }
 
 // Bin returns the tmux binary tests use: $TMUX_MCP_TEST_TMUX or "tmux" on
@@ -60,9 +63,6 @@ func NewWith(t testing.TB, sessions ...string) *Server {
 	for _, name := range sessions {
 		s.MustRun("new-session", "-d", "-s", name, "-x", "80", "-y", "24")
 	}
-	if len(sessions) > 0 {
-		s.endWithThisProcess()
-	}
 	return s
 }
 
@@ -76,10 +76,15 @@ func NewWith(t testing.TB, sessions ...string) *Server {
 // the job never outlives the server either. The job's command is built
 // from this process's id and the socket name, which are digits and hex.
 func (s *Server) endWithThisProcess() {
+	if !s.watched.CompareAndSwap(false, true) {
+		return
+	}
 	pid := os.Getpid()
 	job := fmt.Sprintf("tail --pid=%d -f /dev/null 2>/dev/null || while kill -0 %d 2>/dev/null; do sleep 1; done; exec tmux -L %s kill-server",
 		pid, pid, s.Socket.Name)
-	s.MustRun("run-shell", "-b", job)
+	// Run, not MustRun: a test may start its server from any goroutine,
+	// and a server that is gone already needs no job.
+	_, _ = s.Run("run-shell", "-b", job)
 }
 
 // SocketPath is the filesystem path of the server's socket.
@@ -101,6 +106,15 @@ func (s *Server) Run(args ...string) (string, error) {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return strings.TrimSpace(string(out)), fmt.Errorf("tmux %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	switch {
+	case len(args) == 0:
+	case args[0] == "new-session" || args[0] == "new":
+		// The server may have started just now (NewWith, or a test that
+		// starts it itself): from here on it ends with this process.
+		s.endWithThisProcess()
+	case args[0] == "kill-server":
+		s.watched.Store(false) // a server started later needs its own job
 	}
 	return strings.TrimRight(string(out), "\n"), nil
 }

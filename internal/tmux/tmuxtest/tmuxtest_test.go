@@ -14,7 +14,9 @@ import (
 // server, prints its socket name and waits to be killed.
 func TestServerEndsWithItsProcess(t *testing.T) {
 	if os.Getenv("TMUXTEST_HELPER") != "" {
-		s := New(t)
+		// The way tests that need their own first session start a server.
+		s := NewWith(t)
+		s.MustRun("new-session", "-d", "-s", "main")
 		os.Stdout.WriteString(s.Socket.Name + "\n")
 		time.Sleep(time.Minute)
 		return
