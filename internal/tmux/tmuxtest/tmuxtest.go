@@ -70,18 +70,19 @@ func NewWith(t testing.TB, sessions ...string) *Server {
 // gone, when t.Cleanup never ran: Go's fuzz coordinator kills a worker
 // that is still busy at the -fuzztime boundary, and a test binary can be
 // killed on a timeout; their tmux servers would otherwise run on for good.
-// A background job of the server's own waits for this process (tail
-// --pid, without a process per second; a kill -0 loop where tail lacks
-// it) and then ends the server; tmux stops its jobs when it exits, so
-// the job never outlives the server either. The job's command is built
-// from this process's id and the socket name, which are digits and hex.
+// A background job of the server's own checks every two seconds that this
+// process is alive (kill -0, a shell builtin) and then sends SIGTERM to
+// its parent, the server, which exits cleanly on it (whichever tmux binary
+// the test uses, at whatever socket). tmux ends its jobs when it exits, so
+// the job never outlives the server by more than its current sleep: a
+// "tail --pid" waiter, which would need no process every two seconds,
+// outlived it instead, one per server, until the test binary ended. The
+// job's command holds nothing but this process's id.
 func (s *Server) endWithThisProcess() {
 	if !s.watched.CompareAndSwap(false, true) {
 		return
 	}
-	pid := os.Getpid()
-	job := fmt.Sprintf("tail --pid=%d -f /dev/null 2>/dev/null || while kill -0 %d 2>/dev/null; do sleep 1; done; exec tmux -L %s kill-server",
-		pid, pid, s.Socket.Name)
+	job := fmt.Sprintf("while kill -0 %d 2>/dev/null; do sleep 2; done; kill -TERM $PPID", os.Getpid())
 	// Run, not MustRun: a test may start its server from any goroutine,
 	// and a server that is gone already needs no job.
 	_, _ = s.Run("run-shell", "-b", job)
