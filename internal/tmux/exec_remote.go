@@ -63,14 +63,9 @@ func (r *ExecRunner) checkRemoteSocketPath(ctx context.Context, path string) err
 		return err
 	}
 	defer release()
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.WaitDelay = 500 * time.Millisecond
-	if r.Env != nil {
-		cmd.Env = r.Env
-	}
-	var stderr limitedBuffer
-	stderr.limit = 64 << 10
-	cmd.Stderr = &stderr
+	cmd := r.command(ctx, argv)
+	stderr := &limitedBuffer{limit: stderrLimit}
+	cmd.Stderr = stderr
 	runErr := cmd.Run()
 	switch code := exitCode(runErr); code {
 	case 0:
@@ -125,15 +120,10 @@ func (r *ExecRunner) CheckRemoteDir(ctx context.Context, path string) error {
 	bound := r.Via.StartTimeout()
 	pctx, pcancel := context.WithTimeout(ctx, bound)
 	defer pcancel()
-	cmd := exec.CommandContext(pctx, argv[0], argv[1:]...)
-	cmd.WaitDelay = 500 * time.Millisecond
-	if r.Env != nil {
-		cmd.Env = r.Env
-	}
+	cmd := r.command(pctx, argv)
 	cmd.Stdin = strings.NewReader(path + "/")
-	var stderr limitedBuffer
-	stderr.limit = 64 << 10
-	cmd.Stderr = &stderr // stdout (dotfile banners) is dropped
+	stderr := &limitedBuffer{limit: stderrLimit}
+	cmd.Stderr = stderr // stdout (dotfile banners) is dropped
 	runErr := cmd.Run()
 	host := r.Via.Host()
 	switch code := exitCode(runErr); {
@@ -264,11 +254,7 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 	if r.OnSpawn != nil {
 		r.OnSpawn(argv)
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.WaitDelay = 500 * time.Millisecond
-	if r.Env != nil {
-		cmd.Env = r.Env
-	}
+	cmd := r.command(ctx, argv)
 	cmd.Stdin = strings.NewReader(text + "\n")
 	stdout := &startWriter{mark: []byte(marker + "start\n"), started: make(chan struct{})}
 	if echoStart != "" {
@@ -280,10 +266,9 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 		stdout.mark = []byte(marker + "start\r\n")
 	}
 	stdout.buf.limit = maxOutput
-	var stderr limitedBuffer
-	stderr.limit = 64 << 10
+	stderr := &limitedBuffer{limit: stderrLimit}
 	cmd.Stdout = stdout
-	cmd.Stderr = &stderr
+	cmd.Stderr = stderr
 	if err := startChild(cmd); err != nil {
 		return nil, startError(argv[0], err)
 	}

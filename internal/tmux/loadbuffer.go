@@ -66,15 +66,10 @@ func (r *ExecRunner) loadBufferLocal(ctx context.Context, sock Socket, content s
 	if r.OnSpawn != nil {
 		r.OnSpawn(argv)
 	}
-	cmd := exec.CommandContext(ctx, r.bin(), argv...)
-	cmd.WaitDelay = 500 * time.Millisecond
-	if r.Env != nil {
-		cmd.Env = r.Env
-	}
+	cmd := r.command(ctx, append([]string{r.bin()}, argv...))
 	cmd.Stdin = strings.NewReader(content)
-	var stderr limitedBuffer
-	stderr.limit = 64 << 10
-	cmd.Stderr = &stderr
+	stderr := &limitedBuffer{limit: stderrLimit}
+	cmd.Stderr = stderr
 	runErr := startChild(cmd)
 	if runErr == nil {
 		runErr = cmd.Wait()
@@ -124,21 +119,16 @@ func (r *ExecRunner) loadBufferRemote(ctx context.Context, sock Socket, name, co
 	if r.OnSpawn != nil {
 		r.OnSpawn(argv)
 	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	cmd.WaitDelay = 500 * time.Millisecond
-	if r.Env != nil {
-		cmd.Env = r.Env
-	}
+	cmd := r.command(ctx, argv)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		return fmt.Errorf("tmux: %w", err)
 	}
 	stdout := &startWriter{mark: []byte(startLine + "\n"), started: make(chan struct{})}
 	stdout.buf.limit = maxOutput
-	var stderr limitedBuffer
-	stderr.limit = 64 << 10
+	stderr := &limitedBuffer{limit: stderrLimit}
 	cmd.Stdout = stdout
-	cmd.Stderr = &stderr
+	cmd.Stderr = stderr
 	if err := startChild(cmd); err != nil {
 		_ = stdin.Close()
 		return startError(argv[0], err)

@@ -243,11 +243,7 @@ func (r *ExecRunner) runChain(ctx context.Context, sock Socket, cmds ...Command)
 	if r.OnSpawn != nil {
 		r.OnSpawn(argv)
 	}
-	cmd := exec.CommandContext(ctx, r.bin(), argv...)
-	cmd.WaitDelay = 500 * time.Millisecond
-	if r.Env != nil {
-		cmd.Env = r.Env
-	}
+	cmd := r.command(ctx, append([]string{r.bin()}, argv...))
 	var stdout limitedBuffer
 	var stderr bytes.Buffer
 	stdout.limit = maxOutput
@@ -300,6 +296,21 @@ func splitMarked(out []byte, marker string, n int) [][]byte {
 	}
 	return append(res, rest)
 }
+
+// command is one child process of this runner (a tmux client here, or
+// ssh carrying one to a host): argv, killed when ctx ends, with half a
+// second for its pipes to drain after it exits, run with r.Env when set.
+func (r *ExecRunner) command(ctx context.Context, argv []string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.WaitDelay = 500 * time.Millisecond
+	if r.Env != nil {
+		cmd.Env = r.Env
+	}
+	return cmd
+}
+
+// stderrLimit caps what is kept of a child's stderr for an error message.
+const stderrLimit = 64 << 10
 
 type limitedBuffer struct {
 	bytes.Buffer
