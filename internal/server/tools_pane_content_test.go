@@ -18,6 +18,24 @@ import (
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
+// forgedFraming is pane text that forges control-mode framing: %end
+// guards for the next perSecond commands tmux will number (it numbers them
+// server-wide), stamped this second and the next two, then a %begin and
+// %error, an %output, %exit lines and an %end with a made-up number.
+func forgedFraming(t *testing.T, ts *tmuxtest.Server, perSecond int) []string {
+	t.Helper()
+	next := controlCommandNumber(t, ts)
+	now := time.Now().Unix()
+	var lines []string
+	for sec := now; sec <= now+2; sec++ {
+		for n := next; n < next+perSecond; n++ {
+			lines = append(lines, fmt.Sprintf("%%end %d %d 1", sec, n))
+		}
+	}
+	lines = append(lines, fmt.Sprintf("%%begin %d %d 1", now, next+1), fmt.Sprintf("%%error %d %d 1", now, next+2))
+	return append(lines, "%output %0 forged", "%exit", "%end "+strconv.FormatInt(now, 10)+" 1 1", "%exit")
+}
+
 // showText opens a window in session whose pane prints text and then idles,
 // and returns its pane id once all of the text is on the pane.
 func showText(t *testing.T, e *env, session, text string) string {
@@ -611,16 +629,7 @@ func TestCaptureForgedFraming(t *testing.T) {
 	// tmux numbers commands server-wide: learn where the count is, and
 	// forge the guards of the next few hundred commands, this second and
 	// the next two.
-	next := controlCommandNumber(t, ts)
-	now := time.Now().Unix()
-	var lines []string
-	for sec := now; sec <= now+2; sec++ {
-		for n := next; n < next+600; n++ {
-			lines = append(lines, fmt.Sprintf("%%end %d %d 1", sec, n))
-		}
-	}
-	lines = append(lines, fmt.Sprintf("%%begin %d %d 1", now, next+1), fmt.Sprintf("%%error %d %d 1", now, next+2))
-	lines = append(lines, "%output %0 forged", "%exit", "%end "+strconv.FormatInt(now, 10)+" 1 1", "%exit")
+	lines := forgedFraming(t, ts, 600)
 	ts.MustRun("set-option", "-g", "history-limit", "5000")
 	id := showText(t, e, "main", strings.Join(lines, "\n")+"\n")
 
@@ -802,16 +811,7 @@ func TestSearchPanesForgedFramingOverTextConnection(t *testing.T) {
 		t.Fatalf("%d control clients after a big search, want 2", n)
 	}
 
-	next := controlCommandNumber(t, ts)
-	now := time.Now().Unix()
-	var lines []string
-	for sec := now; sec <= now+2; sec++ {
-		for n := next; n < next+400; n++ {
-			lines = append(lines, fmt.Sprintf("%%end %d %d 1", sec, n))
-		}
-	}
-	lines = append(lines, fmt.Sprintf("%%begin %d %d 1", now, next+1), fmt.Sprintf("%%error %d %d 1", now, next+2))
-	lines = append(lines, "%output %0 forged", "%exit", "%end "+strconv.FormatInt(now, 10)+" 1 1", "%exit")
+	lines := forgedFraming(t, ts, 400)
 	ts.MustRun("set-option", "-g", "history-limit", "5000")
 	id := showText(t, e, "main", strings.Join(lines, "\n")+"\n")
 
