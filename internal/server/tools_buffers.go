@@ -706,13 +706,18 @@ func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
 		return "", err
 	}
 	name := st.newBufferName("paste")
+	// drop deletes the buffer when the paste fails once the text may be
+	// in it: it must never stay behind.
+	drop := func() {
+		_, _ = c.tmux.Run(context.WithoutCancel(ctx), sock, tmux.Command{"delete-buffer", "-b", name})
+	}
 	var load []tmux.Command
 	if streamed(a.Text, c.host != "") {
 		// Loaded first, on a channel of its own; the paste (and the
 		// pane's check) then go in one round trip, as below.
 		if err := st.stream(ctx, c, sock, name, a.Text); err != nil {
 			if !errors.Is(err, tmux.ErrNoServer) {
-				_, _ = c.tmux.Run(context.WithoutCancel(ctx), sock, tmux.Command{"delete-buffer", "-b", name})
+				drop()
 			}
 			return "", err
 		}
@@ -731,14 +736,13 @@ func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
 	release, err := c.holdInput(ctx, sock, pane) // not into a run_command's wrapper line
 	if err != nil {
 		if load == nil { // streamed: the text is already there
-			_, _ = c.tmux.Run(context.WithoutCancel(ctx), sock, tmux.Command{"delete-buffer", "-b", name})
+			drop()
 		}
 		return "", err
 	}
 	defer release()
 	if _, err := st.run(ctx, c, sock, append(append(cmds, load...), paste)...); err != nil {
-		// The paste may have failed after the load: never leave the text.
-		_, _ = c.tmux.Run(context.WithoutCancel(ctx), sock, tmux.Command{"delete-buffer", "-b", name})
+		drop() // the paste may have failed after the load
 		return "", bufferError(err, pane, name)
 	}
 	return Text("Text pasted to pane " + pane), nil
