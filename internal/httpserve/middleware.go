@@ -352,28 +352,56 @@ const tierKey = "tmux-mcp/tier"
 
 // ---- limits ----
 
+// inflightGrace is how long a request over its client's in-flight limit
+// waits for a slot before it is refused. A client may send its next request
+// as soon as it has read an answer, while the server is still finishing the
+// previous one (the SDK closes a stateless request's session, the request log
+// is written) and still counts it: without the wait a client that never has
+// more than the limit outstanding is refused now and then on a busy machine.
+const inflightGrace = 500 * time.Millisecond
+
 // inflightTable counts each client's requests in flight.
 type inflightTable struct {
-	max int
-	mu  sync.Mutex
-	n   map[clientKey]int
+	max   int
+	grace time.Duration
+	mu    sync.Mutex
+	n     map[clientKey]int
+	freed chan struct{} // closed and replaced by every release
 }
 
 // clientKey is a client as the limits count it: token name and session.
 type clientKey struct{ name, session string }
 
 func newInflightTable(max int) *inflightTable {
-	return &inflightTable{max: max, n: map[clientKey]int{}}
+	return &inflightTable{max: max, grace: inflightGrace, n: map[clientKey]int{}, freed: make(chan struct{})}
 }
 
-func (t *inflightTable) acquire(key clientKey) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.n[key] >= t.max {
-		return false
+// acquire takes a slot for key, waiting up to the table's grace for one to
+// free; false when none did or ctx ended first.
+func (t *inflightTable) acquire(ctx context.Context, key clientKey) bool {
+	var timeout <-chan time.Time
+	for {
+		t.mu.Lock()
+		if t.n[key] < t.max {
+			t.n[key]++
+			t.mu.Unlock()
+			return true
+		}
+		freed := t.freed
+		t.mu.Unlock()
+		if timeout == nil {
+			timer := time.NewTimer(t.grace)
+			defer timer.Stop()
+			timeout = timer.C
+		}
+		select {
+		case <-freed:
+		case <-timeout:
+			return false
+		case <-ctx.Done():
+			return false
+		}
 	}
-	t.n[key]++
-	return true
 }
 
 func (t *inflightTable) release(key clientKey) {
@@ -382,6 +410,8 @@ func (t *inflightTable) release(key clientKey) {
 	if t.n[key]--; t.n[key] <= 0 {
 		delete(t.n, key)
 	}
+	close(t.freed)
+	t.freed = make(chan struct{})
 }
 
 // limit enforces the caps: at most MaxInFlight requests in flight per
@@ -395,7 +425,7 @@ func (d *Daemon) limit(next http.Handler) http.Handler {
 		stream := r.Method != http.MethodPost || logInfoFrom(r.Context()).rpc == "subscriptions/listen"
 		if !stream {
 			key := clientKey{id.Name, r.Header.Get(headerSessionID)}
-			if !d.limits.acquire(key) {
+			if !d.limits.acquire(r.Context(), key) {
 				w.Header().Set("Retry-After", "1")
 				writeError(w, http.StatusTooManyRequests, codeLimitExceeded,
 					fmt.Sprintf("Too many requests in flight for client %q (the limit is %d per client, --max-inflight): wait for an answer before sending more", id.Name, d.limits.max))

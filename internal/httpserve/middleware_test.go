@@ -2,6 +2,7 @@ package httpserve
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"log/slog"
 	"net"
@@ -160,6 +161,58 @@ func TestLimitInFlight(t *testing.T) {
 	wg.Wait()
 	if got := do("aaaaaaaaaaaaaaaaaaaa", "s1", false); got != 200 {
 		t.Errorf("after the first ended: %d", got)
+	}
+}
+
+// TestLimitWaitsForAFinishingRequest: a client that sends its next request
+// as soon as it read an answer, while the server still counts the previous
+// request (its handler is finishing), is served once the slot frees within
+// the grace; a slot that stays taken past the grace, or a request whose
+// client gave up, is refused.
+func TestLimitWaitsForAFinishingRequest(t *testing.T) {
+	key := clientKey{"alice", ""}
+	tests := []struct {
+		name      string
+		releaseIn time.Duration // -1: never
+		cancel    bool
+		want      bool
+	}{
+		{"freed within the grace", 50 * time.Millisecond, false, true},
+		{"freed at once", 0, false, true},
+		{"never freed", -1, false, false},
+		{"client gone", -1, true, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			table := newInflightTable(1)
+			table.grace = 300 * time.Millisecond
+			if !table.acquire(context.Background(), key) {
+				t.Fatal("the first acquire was refused")
+			}
+			if tc.releaseIn >= 0 {
+				time.AfterFunc(tc.releaseIn, func() { table.release(key) })
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			if tc.cancel {
+				cancel()
+			}
+			start := time.Now()
+			got := table.acquire(ctx, key)
+			took := time.Since(start)
+			if got != tc.want {
+				t.Fatalf("acquire = %v after %v, want %v", got, took, tc.want)
+			}
+			switch {
+			case !tc.want && !tc.cancel && took < table.grace:
+				t.Errorf("refused after %v, before the grace of %v", took, table.grace)
+			case tc.cancel && took > table.grace/2:
+				t.Errorf("a gone client waited %v", took)
+			}
+			if other := (clientKey{"bob", ""}); !table.acquire(context.Background(), other) {
+				t.Error("another client was held by this one's limit")
+			}
+		})
 	}
 }
 
