@@ -27,20 +27,21 @@ const ModelFacingBudget = 0.6
 // tmux over SSH adds to every tool. The budget projection counts it as it
 // will be sent, so the SSH work reuses this constant (and HostArgName) rather
 // than a text of its own.
-const HostArgDescription = "TMUX_MCP_HOSTS entry; null: local"
+const HostArgDescription = "TMUX_MCP_HOSTS entry; default: local"
 
 // HostArgName is the property name of the host argument.
 const HostArgName = "host"
 
-// hostProperty is the schema the host argument will have: an optional string
-// (a *string field), as every other optional argument is spelled.
+// hostProperty is the host argument as tools/list advertises it: an
+// optional string (a *string field), as every other optional argument is
+// spelled (advertisedInput).
 func hostProperty() map[string]any {
 	s, _, err := typeSchema(reflect.TypeFor[*string]())
 	if err != nil {
 		panic(err)
 	}
 	s["description"] = HostArgDescription
-	return s
+	return portableNulls(s)
 }
 
 // modelFacingBytes is the size in compact JSON of what a model reads of

@@ -332,7 +332,7 @@ func (s *Server) ToolListBreakdown() (ToolListParts, error) {
 		p.Descriptions += size(mt.Description)
 		in := size(mt.InputSchema)
 		p.InputSchemas += in
-		p.ParamDescs += in - size(withoutKeywords(t.inSchema(), "description", docKeyword))
+		p.ParamDescs += in - size(withoutKeywords(advertisedInput(t.inSchema()), "description"))
 		if mt.OutputSchema != nil {
 			p.OutputSchema += size(mt.OutputSchema)
 		}

@@ -149,7 +149,7 @@ func (t *Tool) mcpTool() *mcp.Tool {
 			mt.OutputSchema = json.RawMessage(out)
 		}
 	} else {
-		mt.InputSchema = withoutKeywords(t.inSchema(), docKeyword)
+		mt.InputSchema = advertisedInput(t.inSchema())
 		if out := t.outSchema(); out != nil {
 			mt.OutputSchema = out
 		}

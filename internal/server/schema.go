@@ -11,31 +11,18 @@ import (
 
 // Schemas are built from Go structs by reflection and carry the reference
 // server's contract exactly: the same properties, JSON types, defaults and
-// required lists. An optional argument is {"type":[T,"null"]} (the
-// reference writes the same type as an anyOf; the compact form keeps
-// tools/list small, which matters to agents that pay for it in context). Its
-// default is null, and an absent "default" says just that: JSON Schema's
+// required lists. An optional argument is {"type":[T,"null"]} in this
+// reflected schema, which every call's arguments are validated against and
+// docs/tools.md shows: null is accepted wherever the reference accepts it.
+// Its default is null, and an absent "default" says just that: JSON Schema's
 // default is an annotation, the server applies null to an absent argument
 // either way, so the reference's "default":null (15 bytes on each of ~280
-// arguments) is left out. An argument with any other default carries it, and a
-// required one is listed in "required". Unions of several types
+// arguments) is left out. An argument with any other default carries it, and
+// a required one is listed in "required". Unions of several types
 // (str|int|null) stay anyOf.
 //
-// Which nullable spelling clients take (issue 13, researched December 2026):
-// Anthropic, OpenAI (also strict mode), VS Code and Gemini CLI (which sends
-// parametersJsonSchema) take both. Cursor's client-side argument check
-// compares a non-null value's type with the whole "type" array and refuses
-// every value ("expected string,null, got string", cursor/cursor#3540,
-// #3778); its anyOf branch is right. Clients that map schemas onto Gemini's
-// OpenAPI subset refuse type arrays with a 400 (github/copilot-cli#4623,
-// google-gemini/gemini-cli#21094) and tolerate anyOf. So anyOf is the one
-// spelling every major client takes; the MCP Inspector's --strict lint flags
-// each type array (676 warnings here, 13 with anyOf). It costs 19 bytes per
-// optional argument: 5.3 KB of what a model reads now, 6.4 KB with the host
-// argument, which breaks the 0.6x budget (budget.go: 0.69x). Dropping null
-// from the advertised type (the server still takes null) would be the
-// cheapest and also portable, but changes the reference's types. Until that
-// trade is decided, the compact spelling stays.
+// What tools/list advertises is advertisedInput of it: the one spelling every
+// major client takes (see there).
 //
 // Struct tags:
 //
@@ -296,4 +283,110 @@ func withoutKeywords(schema map[string]any, drop ...string) map[string]any {
 		}
 	}
 	return out
+}
+
+// advertisedInput is an argument schema as tools/list sends it: the
+// reflected schema without the docs-only keyword, and without the "null"
+// that the reflected schema adds to every optional argument whose default is
+// null (an absent argument is null anyway). Where null means something else
+// than the default (max_lines: 500 by default, null for no cap), the
+// argument keeps null, spelled as anyOf.
+//
+// Why (issue 13, researched December 2026): the reference writes a nullable
+// argument {"anyOf":[{"type":T},{"type":"null"}],"default":null}, and the
+// compact {"type":[T,"null"]} saves 19 bytes on each. Not every client takes
+// either. Anthropic, OpenAI, VS Code and Gemini CLI (parametersJsonSchema)
+// take both. Cursor's argument check compares a value's type with the whole
+// type array and refuses every value ("expected string,null, got string",
+// cursor/cursor#3540, #3778). Clients that map schemas onto Gemini's OpenAPI
+// subset refuse type arrays with a 400 (github/copilot-cli#4623,
+// google-gemini/gemini-cli#21094). anyOf everywhere would cost 6.4 KB of what
+// a model reads (0.69x the reference, over the 0.6x budget). A plain
+// {"type":T} for an optional argument is what every client and JSON Schema
+// dialect takes, costs nothing, and a model that omits the argument gets the
+// same null. The server still accepts an explicit null (validation uses the
+// reflected schema), so a caller written for the reference works unchanged.
+// Result schemas keep [T,"null"]: results are validated by SDKs, which take
+// JSON Schema 2020-12, and no model reads them as a function declaration.
+func advertisedInput(in map[string]any) map[string]any {
+	return portableNulls(withoutKeywords(in, docKeyword))
+}
+
+// portableNulls rewrites s in place (a copy made by withoutKeywords) as
+// advertisedInput describes, in s and every subschema.
+func portableNulls(s map[string]any) map[string]any {
+	if s == nil {
+		return nil
+	}
+	if props, ok := s["properties"].(map[string]any); ok {
+		for name, p := range props {
+			if m, ok := p.(map[string]any); ok {
+				props[name] = portableNulls(m)
+			}
+		}
+	}
+	for _, k := range []string{"items", "additionalProperties"} {
+		if m, ok := s[k].(map[string]any); ok {
+			s[k] = portableNulls(m)
+		}
+	}
+	if alts, ok := s["anyOf"].([]any); ok {
+		for i, a := range alts {
+			if m, ok := a.(map[string]any); ok {
+				alts[i] = portableNulls(m)
+			}
+		}
+	}
+	d, hasDefault := s["default"]
+	nullIsDefault := !hasDefault || d == nil
+	if types, ok := s["type"].([]any); ok && slices.Contains(types, any("null")) {
+		rest := slices.DeleteFunc(slices.Clone(types), func(t any) bool { return t == "null" })
+		if nullIsDefault {
+			s["type"] = single(rest)
+			dropNullEnum(s)
+			return s
+		}
+		// null means something of its own: keep it, as anyOf.
+		branch := map[string]any{}
+		for k, v := range s {
+			if k != "description" && k != "default" && k != "title" {
+				branch[k] = v
+				delete(s, k)
+			}
+		}
+		branch["type"] = single(rest)
+		dropNullEnum(branch)
+		s["anyOf"] = []any{branch, map[string]any{"type": "null"}}
+		return s
+	}
+	if alts, ok := s["anyOf"].([]any); ok && nullIsDefault {
+		rest := slices.DeleteFunc(slices.Clone(alts), func(a any) bool {
+			m, ok := a.(map[string]any)
+			return ok && len(m) == 1 && m["type"] == "null"
+		})
+		if len(rest) == 1 {
+			delete(s, "anyOf")
+			for k, v := range rest[0].(map[string]any) {
+				s[k] = v
+			}
+		} else {
+			s["anyOf"] = rest
+		}
+	}
+	return s
+}
+
+// single is a type list as the "type" keyword spells it: one type bare.
+func single(types []any) any {
+	if len(types) == 1 {
+		return types[0]
+	}
+	return types
+}
+
+// dropNullEnum removes null from an enum whose type no longer admits it.
+func dropNullEnum(s map[string]any) {
+	if e, ok := s["enum"].([]any); ok {
+		s["enum"] = slices.DeleteFunc(slices.Clone(e), func(v any) bool { return v == nil })
+	}
 }

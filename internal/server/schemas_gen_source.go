@@ -29,7 +29,7 @@ func GeneratedSchemasSource() ([]byte, error) {
 	b.WriteString("func generatedSchemas(name string) (in, out string, ok bool) {\n\tswitch name {\n")
 	for _, t := range append(allTools(), promptTools()...) {
 		inS, outS := t.schemas.build()
-		inJSON, err := marshalJSON(withoutKeywords(inS, docKeyword))
+		inJSON, err := marshalJSON(advertisedInput(inS))
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 		}

@@ -371,7 +371,7 @@ type SocketArgs struct {
 	SocketPath *string `json:"socket_path"`
 	// Host names a TMUX_MCP_HOSTS entry: the socket is on that host. Its
 	// description is HostArgDescription (TestHostArgument keeps them equal).
-	Host *string `json:"host" desc:"TMUX_MCP_HOSTS entry; null: local"`
+	Host *string `json:"host" desc:"TMUX_MCP_HOSTS entry; default: local"`
 }
 
 // Socket resolves which server a call reaches, highest first: the call's
@@ -529,9 +529,9 @@ var Differences = []Difference{
 		"the reference's names are its implementation (how it ran tmux), not the failure; every other missing object is typed as in the reference"},
 	{"empty-list-text", "text content of a list tool whose list is empty", "no content block at all", "one text block `[]`",
 		"every result carries its text; a client reading content[0] finds the (empty) array"},
-	{"schema-nullable", "input schema of an optional argument whose default is null", "`{\"anyOf\": [{\"type\": T}, {\"type\": \"null\"}], \"default\": null}`",
-		"`{\"type\": [T, \"null\"]}`: the same types; the default, null, is what an absent argument gets",
-		"what a model reads of tools/list stays within 0.6x the reference's with the host argument counted (tools --stats); the anyOf spelling would cost 5.3 KB more (0.69x). Some clients take only anyOf: see schema.go"},
+	{"schema-nullable", "input schema of an optional argument whose default is null (tools/list)", "`{\"anyOf\": [{\"type\": T}, {\"type\": \"null\"}], \"default\": null}`",
+		"`{\"type\": T}`, not required; an explicit null is still accepted and means the same as leaving the argument out. Where null means something else than the default (max_lines, max_bytes, limit: null for no cap), `{\"anyOf\": [{\"type\": T}, {\"type\": \"null\"}], \"default\": N}`. docs/tools.md shows the accepted types, null included",
+		"Cursor refuses every value of a property typed `[T, \"null\"]`, and clients that map schemas onto Gemini's OpenAPI subset refuse type arrays; a plain type is what every client takes, and keeps what a model reads at 0.52x the reference's (anyOf everywhere: 0.69x, over the 0.6x budget). The research is in schema.go (advertisedInput)"},
 	{"no-server-hint", "list_sessions when no server runs on the socket", "one block: the empty array",
 		"the empty array as the first block, then a second text block naming the socket and saying that a client such as the MCP Inspector passes a stdio server only whitelisted environment variables (`-e TMUX_MCP_SOCKET=...`)",
 		"an empty list from the wrong socket looks like a server without sessions; the hint says which socket was asked and why it may be the wrong one. The first block stays what the reference returns"},

@@ -566,7 +566,7 @@ func bufferError(err error, pane, buffer string) error {
 
 type loadBufferArgs struct {
 	Content     string  `json:"content" desc:"May be multi-line. Never logged."`
-	LogicalName *string `json:"logical_name" desc:"[A-Za-z0-9_.-]{1,64}; empty or null: 'buf'."`
+	LogicalName *string `json:"logical_name" desc:"[A-Za-z0-9_.-]{1,64}; empty or omitted: 'buf'."`
 	SocketArgs
 }
 

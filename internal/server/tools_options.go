@@ -17,7 +17,7 @@ func init() { toolGroups = append(toolGroups, optionTools) }
 
 // ScopeArgs selects the options (or hooks) of one tmux object.
 type ScopeArgs struct {
-	Scope  *string `json:"scope" enum:"server,session,window,pane" desc:"null: tmux infers it."`
+	Scope  *string `json:"scope" enum:"server,session,window,pane" desc:"Omitted: tmux infers it."`
 	Target *string `json:"target" desc:"Session name, window id or pane id, per scope (needs scope)."`
 	Global bool    `json:"global_" default:"false" doc:"Use the global options (-g) instead of the target's own."`
 }
@@ -36,7 +36,7 @@ type setOptionArgs struct {
 }
 
 type sessionArgs struct {
-	SessionName *string `json:"session_name" desc:"null: the global environment."`
+	SessionName *string `json:"session_name" desc:"Omitted: the global environment."`
 	SessionID   *string `json:"session_id"`
 }
 

@@ -18,7 +18,7 @@ func init() { toolGroups = append(toolGroups, paneContentTools) }
 type capturePaneArgs struct {
 	PaneTarget
 	Start    *int `json:"start" desc:"First line (tmux -S); 0 = top visible row, negative = scrollback."`
-	End      *int `json:"end" desc:"Last line (tmux -E); null: bottom visible row."`
+	End      *int `json:"end" desc:"Last line (tmux -E); default: bottom visible row."`
 	MaxLines *int `json:"max_lines" default:"500" desc:"Tail lines kept (> 0); null: no cap."`
 	SocketArgs
 }
@@ -35,7 +35,7 @@ type searchPanesArgs struct {
 	SessionName            *string `json:"session_name" desc:"Only this session."`
 	SessionID              *string `json:"session_id"`
 	MatchCase              bool    `json:"match_case" default:"false" doc:"Match case exactly; default is case-insensitive."`
-	ContentStart           *int    `json:"content_start" desc:"First line (tmux -S; negative = scrollback); null: the visible screen."`
+	ContentStart           *int    `json:"content_start" desc:"First line (tmux -S; negative = scrollback); default: the visible screen."`
 	ContentEnd             *int    `json:"content_end" desc:"Last line (tmux -E)."`
 	MaxMatchedLinesPerPane int     `json:"max_matched_lines_per_pane" default:"50" desc:"Keeps the most recent."`
 	Limit                  *int    `json:"limit" default:"500" desc:"Panes per page; null: no cap."`

@@ -93,7 +93,7 @@ type SendKeysBatchResult struct {
 
 type pipePaneArgs struct {
 	PaneTarget
-	OutputPath *string `json:"output_path" desc:"File (relative to the server's cwd); null stops piping."`
+	OutputPath *string `json:"output_path" desc:"File (relative to the server's cwd); omit to stop piping."`
 	Append     bool    `json:"append" default:"true" desc:"false truncates the file."`
 	SocketArgs
 }

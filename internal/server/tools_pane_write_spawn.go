@@ -17,10 +17,10 @@ func init() { toolGroups = append(toolGroups, paneSpawnTools) }
 type splitWindowArgs struct {
 	PaneID *string `json:"pane_id" desc:"Pane to split; else the window's active pane."`
 	pwWindowTarget
-	Direction                 *string      `json:"direction" enum:"above,below,left,right" desc:"null: below."`
+	Direction                 *string      `json:"direction" enum:"above,below,left,right" desc:"Default: below."`
 	Size                      StrOrInt     `json:"size" desc:"'50%' or a number of cells."`
 	StartDirectory            *string      `json:"start_directory" desc:"Existing directory; ~ expands."`
-	Shell                     *string      `json:"shell" desc:"Command to run; null: the default shell."`
+	Shell                     *string      `json:"shell" desc:"Command to run; omit for the default shell."`
 	Environment               StringMapArg `json:"environment" desc:"Per-process (tmux -e); mapping or JSON string. Visible to ps: no secrets."`
 	SuppressPersistentHistory bool         `json:"suppress_persistent_history" default:"false" desc:"Keep the shell's history off disk (HISTFILE='', fish private mode). Best effort."`
 	SocketArgs

@@ -23,7 +23,7 @@ type runCommandArgs struct {
 	Command string `json:"command" doc:"Shell command to run in the target pane."`
 	PaneTarget
 	Timeout         float64 `json:"timeout" default:"30.0" desc:"Seconds (> 0), capped by the wait ceiling."`
-	MaxLines        *int    `json:"max_lines" desc:"Tail lines kept; null: all."`
+	MaxLines        *int    `json:"max_lines" desc:"Tail lines kept; default: all."`
 	SuppressHistory bool    `json:"suppress_history" default:"true" desc:"Keep the command out of shell history (leading space; bash also drops the entry); history_suppressed says if it held. Single-line commands only."`
 	SocketArgs
 }
@@ -31,7 +31,7 @@ type runCommandArgs struct {
 type waitForRunArgs struct {
 	RunID    string  `json:"run_id" desc:"From a timed-out run_command."`
 	Timeout  float64 `json:"timeout" default:"30.0" desc:"Seconds (> 0), capped by the wait ceiling."`
-	MaxLines *int    `json:"max_lines" desc:"Tail lines kept; null: all."`
+	MaxLines *int    `json:"max_lines" desc:"Tail lines kept; default: all."`
 	SocketArgs
 }
 

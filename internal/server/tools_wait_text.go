@@ -20,7 +20,7 @@ import (
 func init() { toolGroups = append(toolGroups, waitTextTools) }
 
 type waitForTextArgs struct {
-	Patterns *[]string `json:"patterns" desc:"Any one ends the wait; null: any new output."`
+	Patterns *[]string `json:"patterns" desc:"Any one ends the wait; omitted: any new output."`
 	Stop     *[]string `json:"stop" desc:"End the wait as 'stopped' (checked first)."`
 	Regex    bool      `json:"regex" default:"false" desc:"patterns and stop are Go regexes."`
 	PaneTarget
