@@ -100,21 +100,42 @@ func (f *Framer) Pending() int {
 }
 
 // WaitAnswered blocks until every request passed to the SDK has been
-// answered (or cancelled by the client), or ctx ends. It reports whether
-// everything was answered.
+// answered (or cancelled by the client) and the answers are written out,
+// or ctx ends. It reports whether everything was answered.
 func (f *Framer) WaitAnswered(ctx context.Context) bool {
 	for {
 		f.mu.Lock()
 		n, ch := len(f.pending), f.changed
 		f.mu.Unlock()
 		if n == 0 {
-			return true
+			return f.writesDone(ctx)
 		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			return f.Pending() == 0
 		}
+	}
+}
+
+// writesDone waits for the Write in progress, if any, to finish. Write
+// notes a response as answered before its bytes reach stdout (a client may
+// send its next line the moment it reads them), so "nothing pending" alone
+// does not mean the last answer is out: exiting then loses it. A stdout
+// that never drains is bounded by ctx.
+func (f *Framer) writesDone(ctx context.Context) bool {
+	done := make(chan struct{})
+	go func() {
+		f.wmu.Lock()
+		//lint:ignore SA2001 an empty critical section is the point: a barrier behind the writer
+		f.wmu.Unlock()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 

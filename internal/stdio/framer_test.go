@@ -223,3 +223,49 @@ func TestFramerHoldsEOF(t *testing.T) {
 		t.Errorf("SDK read %q", got)
 	}
 }
+
+// gatedWriter is a stdout whose Write blocks until open is closed: a slow
+// pipe, or a writing goroutine the scheduler has not run yet.
+type gatedWriter struct {
+	open    chan struct{}
+	started chan struct{}
+	syncBuffer
+}
+
+func (g *gatedWriter) Write(p []byte) (int, error) {
+	close(g.started)
+	<-g.open
+	return g.syncBuffer.Write(p)
+}
+
+// TestWaitAnsweredWaitsForTheBytes: a request counts as answered only once
+// its answer is on stdout. WaitAnswered returning while the line was still
+// being written let serve release end of input and the process exit with
+// the answer lost (seen once in CI: "stdout closed before the answer").
+func TestWaitAnsweredWaitsForTheBytes(t *testing.T) {
+	out := &gatedWriter{open: make(chan struct{}), started: make(chan struct{})}
+	f := New(strings.NewReader(`{"jsonrpc":"2.0","id":"wait","method":"tools/call"}`+"\n"), out)
+	go func() { _, _ = io.ReadAll(f) }()
+	<-f.InputClosed()
+	go func() { _, _ = f.Write([]byte(`{"jsonrpc":"2.0","id":"wait","result":{}}` + "\n")) }()
+	<-out.started
+	answered := make(chan bool)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		answered <- f.WaitAnswered(ctx)
+	}()
+	select {
+	case <-answered:
+		t.Fatal("WaitAnswered returned while the answer was still being written")
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(out.open)
+	if !<-answered {
+		t.Fatal("not answered after the write")
+	}
+	if got := out.lines(); len(got) != 1 || !strings.Contains(got[0], `"wait"`) {
+		t.Errorf("stdout: %q", got)
+	}
+	f.ReleaseEOF()
+}
