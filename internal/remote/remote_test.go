@@ -263,3 +263,24 @@ func TestRemoteNewSession(t *testing.T) {
 		t.Fatalf("kill-pane %%99: %v", err)
 	}
 }
+
+// TestRemoteServerGoneIsNoServer: a call on a host whose tmux server has
+// exited fails with ErrNoServer, as it does locally, whether it meets the
+// ended control connection (a remote client cannot look at the socket to
+// tell "server gone" from "connection lost") or connects afresh. Callers
+// branch on it: Close treats no server as nothing left to clean up, and a
+// tool answers "no tmux server is running" instead of a lost connection.
+func TestRemoteServerGoneIsNoServer(t *testing.T) {
+	r := newRig(t, remote.Spec{}, nil)
+	for i := range 5 {
+		if _, err := r.client.Run(ctx(t), r.sock, tmux.Command{"display-message", "-p", "x"}); err != nil {
+			t.Fatalf("round %d, before: %v", i, err)
+		}
+		r.ts.Kill()
+		_, err := r.client.Run(ctx(t), r.sock, tmux.Command{"list-buffers", "-F", "#{buffer_name}"})
+		if !errors.Is(err, tmux.ErrNoServer) {
+			t.Fatalf("round %d, after the server exited: %v, want ErrNoServer", i, err)
+		}
+		r.ts.MustRun("new-session", "-d", "-s", "main")
+	}
+}

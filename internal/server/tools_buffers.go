@@ -422,13 +422,6 @@ func (s *Server) closeBuffers(ctx context.Context) error {
 		var outs [][]byte
 		if err == nil {
 			outs, err = tc.Run(ctx, sock.sock, tmux.Command{"list-buffers", "-F", "#{buffer_name}"})
-			if errors.Is(err, tmux.ErrControlLost) {
-				// A remote host's control client ends with its tmux server
-				// and cannot look at the socket to say so; list-buffers
-				// reads only, so asking again is safe and meets the
-				// missing server (ErrNoServer) as a local call does.
-				outs, err = tc.Run(ctx, sock.sock, tmux.Command{"list-buffers", "-F", "#{buffer_name}"})
-			}
 		}
 		if err != nil {
 			if !errors.Is(err, tmux.ErrNoServer) {

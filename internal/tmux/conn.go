@@ -699,7 +699,7 @@ func (c *controlConn) read(out io.Reader) {
 			if ev.Reason != "" {
 				msg = "exit: " + ev.Reason
 			}
-			c.fail(fmt.Errorf("%w (%s): the command was not re-sent and may or may not have run", ErrControlLost, msg))
+			c.fail(fmt.Errorf("%w (%s)%w: the command was not re-sent and may or may not have run", ErrControlLost, msg, errTmuxEnded))
 		case *control.Pause:
 			// A client attached with pause-after fell behind on this pane
 			// and tmux stopped its stream: tell the owner (its subscribers

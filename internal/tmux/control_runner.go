@@ -314,19 +314,42 @@ func (r *ControlRunner) runConn(ctx context.Context, sock Socket, cmds, fallback
 		if err != nil && ctx.Err() != nil && (err == ctx.Err() || errors.Is(err, ErrControlLost)) {
 			return nil, false, ctxError(ctx, cmds, start)
 		}
-		if errors.Is(err, ErrControlLost) && conn.sockInfo != nil {
-			// The connection ended under the call. The socket is looked
-			// at only on connect and on error (not per call), so this is
-			// where a server that exited is told apart from a lost client:
-			// with its socket gone, what the caller meets is no server.
-			if _, serr := conn.stat(conn.sockPath); errors.Is(serr, fs.ErrNotExist) {
-				return nil, false, fmt.Errorf("%w: %w", ErrNoServer, err)
-			}
+		if errors.Is(err, ErrControlLost) && r.serverGone(ctx, sock, conn, err) {
+			return nil, false, fmt.Errorf("%w: %w", ErrNoServer, err)
 		}
 		return outs, false, err
 	}
 	return toExec()
 }
+
+// serverGone tells, after a connection ended under a call, a server that
+// exited from a lost client: the caller then meets no server, as a call
+// that connects afresh does. The socket is looked at only on connect and on
+// error (not per call). Locally that is a stat; a remote control client
+// ends with its server and its socket is not here, so the host is asked
+// with one read-only exec over its SSH master (only on this error path).
+func (r *ControlRunner) serverGone(ctx context.Context, sock Socket, conn *engineConn, err error) bool {
+	if conn.sockInfo != nil {
+		_, serr := conn.stat(conn.sockPath)
+		return errors.Is(serr, fs.ErrNotExist)
+	}
+	if r.Via == nil || ctx.Err() != nil || !errors.Is(err, errTmuxEnded) {
+		return false // a connection the network lost: the host cannot be asked
+	}
+	ctx, cancel := context.WithTimeout(ctx, serverGoneBound)
+	defer cancel()
+	_, perr := r.execRunner().Run(ctx, sock, Command{"list-sessions", "-F", "x"})
+	return errors.Is(perr, ErrNoServer)
+}
+
+// errTmuxEnded marks a control connection that tmux itself ended (%exit),
+// as opposed to one whose transport broke. Its text is empty: it marks the
+// chain for errors.Is and adds nothing to the message.
+var errTmuxEnded = errors.New("")
+
+// serverGoneBound bounds serverGone's question to a remote host: one exec
+// over a live SSH master takes tens of milliseconds.
+const serverGoneBound = 5 * time.Second
 
 // conn returns the socket's live connection, connecting when there is none
 // or the server behind the socket changed. It returns nil (and no error)
