@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/control"
@@ -40,8 +41,12 @@ type controlConn struct {
 
 	wmu sync.Mutex // orders writes and pending appends
 
-	pmu       sync.Mutex
-	pending   []*ctlCall
+	pmu     sync.Mutex
+	pending []*ctlCall
+	// heard is when tmux last printed a line (unix nanoseconds): a
+	// connection with calls pending and nothing heard for a while has its
+	// command queue blocked (see stalled).
+	heard     atomic.Int64
 	dead      chan struct{}
 	deadErr   error
 	exited    chan struct{}
@@ -350,6 +355,8 @@ type ctlCall struct {
 	// folded: the end marker is the last line of the last command's own
 	// reply (see foldable), not a command of its own.
 	folded bool
+
+	sent time.Time // when the call was written (set under pmu)
 }
 
 const (
@@ -492,6 +499,7 @@ func (c *controlConn) sendCall(ctx context.Context, call *ctlCall) (*ctlCall, er
 		c.wmu.Unlock()
 		return nil, errNotSent
 	}
+	call.sent = time.Now()
 	c.pending = append(c.pending, call)
 	c.pmu.Unlock()
 	deadline, _ := ctx.Deadline()
@@ -566,6 +574,27 @@ func foldable(cmds []Command) bool {
 	return false
 }
 
+// stalled reports whether the oldest call still pending was written more
+// than d ago and tmux has printed nothing since d ago: the client's command
+// queue is blocked, and a call written now would wait behind it. A user's
+// hook does this: tmux runs an after-<command> hook in the queue of the
+// client whose command fired it, so a hook's run-shell (without -b) holds
+// every later command of this connection until it ends. Under load tmux
+// prints guard lines continuously, so a busy connection is not stalled.
+func (c *controlConn) stalled(d time.Duration) bool {
+	c.pmu.Lock()
+	if len(c.pending) == 0 {
+		c.pmu.Unlock()
+		return false
+	}
+	since := c.pending[0].sent
+	c.pmu.Unlock()
+	if heard := time.Unix(0, c.heard.Load()); heard.After(since) {
+		since = heard
+	}
+	return time.Since(since) > d
+}
+
 func (c *controlConn) runCall(ctx context.Context, call *ctlCall) ([][]byte, error) {
 	call, err := c.sendCall(ctx, call)
 	if err != nil {
@@ -604,6 +633,7 @@ func (c *controlConn) read(out io.Reader) {
 	for {
 		var err error
 		line, err = readLine(br, line[:0], maxOutput+1)
+		c.heard.Store(time.Now().UnixNano())
 		if noise && err == nil {
 			if string(bytes.TrimSuffix(line, []byte("\r"))) == c.startLine {
 				noise = false

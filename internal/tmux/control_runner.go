@@ -298,7 +298,7 @@ func (r *ControlRunner) runConn(ctx context.Context, sock Socket, cmds, fallback
 			}
 			return nil, false, ctxError(ctx, cmds, start)
 		}
-		if conn == nil {
+		if conn == nil || (fallback != nil && conn.stalled(stallAfter)) {
 			return toExec()
 		}
 		outs, err := conn.tgt.gate.notifying(ctx, cmds, func() ([][]byte, error) { return conn.runFolded(ctx, cmds) })
@@ -321,6 +321,13 @@ func (r *ControlRunner) runConn(ctx context.Context, sock Socket, cmds, fallback
 	}
 	return toExec()
 }
+
+// stallAfter is how long a connection may leave its oldest call without a
+// word before new calls go to exec instead (controlConn.stalled): a round
+// trip takes a fraction of a millisecond, and a busy tmux prints guard
+// lines all the time. The calls already written wait for their answers;
+// nothing is sent twice. Calls return to the connection once it moves.
+const stallAfter = 500 * time.Millisecond
 
 // serverGone tells, after a connection ended under a call, a server that
 // exited from a lost client: the caller then meets no server, as a call

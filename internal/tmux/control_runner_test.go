@@ -514,3 +514,54 @@ func commandNumber(t *testing.T, srv *tmuxtest.Server) int {
 	}
 	return n
 }
+
+// TestBlockedQueueGoesToExec: a user's hook whose run-shell blocks (here
+// after-send-keys running "sleep 4") holds the control client's command
+// queue, so every later call on the connection would wait behind it. The
+// call that fired it waits, as it would from a shell; a call made while the
+// queue is blocked goes to exec and answers at once; once the hook ended,
+// calls use the connection again.
+func TestBlockedQueueGoesToExec(t *testing.T) {
+	srv := tmuxtest.New(t)
+	r, conns, spawns := controlRunner(t, srv)
+	ctx := context.Background()
+	paneID := []tmux.Command{{"display-message", "-p", "-t", "main", tmux.Format("pane_id")}}
+	if _, err := r.Run(ctx, srv.Socket, paneID...); err != nil {
+		t.Fatal(err)
+	}
+	srv.MustRun("set-hook", "-g", "after-send-keys", "run-shell 'sleep 4'")
+
+	fired := make(chan error, 1)
+	start := time.Now()
+	go func() {
+		_, err := r.Run(ctx, srv.Socket, tmux.Command{"send-keys", "-t", "main", "-l", "x"})
+		fired <- err
+	}()
+	time.Sleep(1200 * time.Millisecond) // past stallAfter
+	before := spawns.Load()
+	callStart := time.Now()
+	outs, err := r.Run(ctx, srv.Socket, paneID...)
+	took := time.Since(callStart)
+	if err != nil || !strings.Contains(string(outs[0]), "%") {
+		t.Fatalf("a call while the queue is blocked: %q %v", outs, err)
+	}
+	if took > time.Second {
+		t.Errorf("a call while the queue is blocked took %v (waited behind the hook)", took)
+	}
+	if spawns.Load() == before {
+		t.Error("the call did not go to exec")
+	}
+	if err := <-fired; err != nil {
+		t.Fatalf("the call that fired the hook: %v", err)
+	}
+	if d := time.Since(start); d < 3500*time.Millisecond {
+		t.Errorf("the call that fired the hook returned after %v, before its hook ended", d)
+	}
+	before = spawns.Load()
+	if _, err := r.Run(ctx, srv.Socket, paneID...); err != nil {
+		t.Fatal(err)
+	}
+	if spawns.Load() != before || conns.Load() != 1 {
+		t.Errorf("after the hook: %d spawns, %d connections; want the same connection again", spawns.Load()-before, conns.Load())
+	}
+}
