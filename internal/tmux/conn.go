@@ -43,9 +43,10 @@ type controlConn struct {
 
 	pmu     sync.Mutex
 	pending []*ctlCall
-	// heard is when tmux last printed a line (unix nanoseconds): a
-	// connection with calls pending and nothing heard for a while has its
-	// command queue blocked (see stalled).
+	// heard is when tmux last printed a line of a reply (unix
+	// nanoseconds; notifications do not count, they come whether or not
+	// the queue moves): a connection with calls pending and nothing heard
+	// for a while has its command queue blocked (see stalled).
 	heard     atomic.Int64
 	dead      chan struct{}
 	deadErr   error
@@ -575,7 +576,7 @@ func foldable(cmds []Command) bool {
 }
 
 // stalled reports whether the oldest call still pending was written more
-// than d ago and tmux has printed nothing since d ago: the client's command
+// than d ago and tmux has printed no reply line since d ago: the client's command
 // queue is blocked, and a call written now would wait behind it. A user's
 // hook does this: tmux runs an after-<command> hook in the queue of the
 // client whose command fired it, so a hook's run-shell (without -b) holds
@@ -633,7 +634,6 @@ func (c *controlConn) read(out io.Reader) {
 	for {
 		var err error
 		line, err = readLine(br, line[:0], maxOutput+1)
-		c.heard.Store(time.Now().UnixNano())
 		if noise && err == nil {
 			if string(bytes.TrimSuffix(line, []byte("\r"))) == c.startLine {
 				noise = false
@@ -672,8 +672,10 @@ func (c *controlConn) read(out io.Reader) {
 			continue
 		}
 		switch ev := p.Parse(line).(type) {
-		case nil:
+		case nil: // a line of a reply: the queue is moving
+			c.heard.Store(time.Now().UnixNano())
 		case *control.Block:
+			c.heard.Store(time.Now().UnixNano())
 			if ev.Flags != 1 {
 				// The first is the attach command's; later ones are hooks.
 				if !attached {

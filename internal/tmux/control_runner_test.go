@@ -537,6 +537,24 @@ func TestBlockedQueueGoesToExec(t *testing.T) {
 		_, err := r.Run(ctx, srv.Socket, tmux.Command{"send-keys", "-t", "main", "-l", "x"})
 		fired <- err
 	}()
+	// Notifications keep coming while the queue is held (another client
+	// renames the window every 100 ms): they are not replies and must not
+	// hide the stall.
+	noise := make(chan struct{})
+	noiseDone := make(chan struct{})
+	go func() {
+		defer close(noiseDone)
+		for i := 0; ; i++ {
+			select {
+			case <-noise:
+				return
+			case <-time.After(100 * time.Millisecond):
+				_, _ = srv.Run("rename-window", "-t", "main", fmt.Sprintf("w%d", i))
+			}
+		}
+	}()
+	stopNoise := sync.OnceFunc(func() { close(noise); <-noiseDone })
+	defer stopNoise()
 	time.Sleep(1200 * time.Millisecond) // past stallAfter
 	before := spawns.Load()
 	callStart := time.Now()
@@ -545,6 +563,7 @@ func TestBlockedQueueGoesToExec(t *testing.T) {
 	if err != nil || !strings.Contains(string(outs[0]), "%") {
 		t.Fatalf("a call while the queue is blocked: %q %v", outs, err)
 	}
+	stopNoise()
 	if took > time.Second {
 		t.Errorf("a call while the queue is blocked took %v (waited behind the hook)", took)
 	}
