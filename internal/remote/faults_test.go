@@ -224,17 +224,16 @@ func TestRemoteNetworkFreeze(t *testing.T) {
 // (so it can end with its caller), and the host lets only MaxConnecting of
 // them handshake at a time instead of having sshd drop the rest.
 func TestRemoteManyWaits(t *testing.T) {
-	s := sshtest.Start(t, "MaxStartups 3")
-	o := fastOptions(s)
-	// One handshake fewer than sshd takes: the host's master (one-off
-	// calls) may be handshaking at the same time, and sshd resets a
-	// fourth (CI saw "Connection reset" once with MaxConnecting 3).
-	o.MaxConnecting = 2
-	// Fourteen handshakes two at a time: on a loaded machine (CI runs
-	// packages side by side on 2 cores) one can take more than the 3 s the
-	// fault tests use; this test is about queueing, not the bound.
-	o.StartTimeout, o.ConnectTimeout = 15*time.Second, 15*time.Second
-	r := newRigOn(t, s, remote.Spec{}, o)
+	r := newRig(t, remote.Spec{}, func(o *remote.Options) {
+		// One handshake fewer than sshd takes: the host's master (one-off
+		// calls) may be handshaking at the same time, and sshd resets a
+		// fourth (CI saw "Connection reset" once with MaxConnecting 3).
+		o.MaxConnecting = 2
+		// Fourteen handshakes two at a time: on a loaded machine (CI runs
+		// packages side by side on 2 cores) one can take more than the 3 s
+		// the fault tests use; this test is about queueing, not the bound.
+		o.StartTimeout, o.ConnectTimeout = 15*time.Second, 15*time.Second
+	}, "MaxStartups 3")
 	const n = 14
 	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -299,10 +298,7 @@ func TestRemoteManyChannels(t *testing.T) {
 // waits for one and fails clearly when none comes free in time, and
 // succeeds once one does.
 func TestRemoteBusy(t *testing.T) {
-	s := sshtest.Start(t, "MaxSessions 2")
-	o := fastOptions(s)
-	o.MaxSessions, o.MaxMasters = 2, 1
-	r := newRigOn(t, s, remote.Spec{}, o)
+	r := newRig(t, remote.Spec{}, func(o *remote.Options) { o.MaxSessions, o.MaxMasters = 2, 1 }, "MaxSessions 2")
 	c, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var releases []func()

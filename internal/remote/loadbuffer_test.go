@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/remote"
-	"github.com/tmux-mcp/tmux-mcp/internal/sshtest"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
@@ -71,10 +70,8 @@ func TestRemoteLoadBuffer(t *testing.T) {
 // start bound, saying so, and no buffer is made, never one that lost its
 // first line to the question.
 func TestRemoteLoadBufferAsksFirst(t *testing.T) {
-	s := sshtest.Start(t)
-	o := fastOptions(s)
-	o.StartTimeout = 2 * time.Second
-	r := newRigOn(t, s, remote.Spec{}, o)
+	r := newRig(t, remote.Spec{}, func(o *remote.Options) { o.StartTimeout = 2 * time.Second })
+	s := r.sshd
 	s.SetRC("read answer\n")
 	err := r.client.LoadBuffer(ctx(t), r.sock, "asked", "yes\nthe content\n")
 	if err == nil || !strings.Contains(err.Error(), "did not start tmux within 2s") || !strings.Contains(err.Error(), "host box") {

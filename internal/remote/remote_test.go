@@ -35,15 +35,14 @@ func fastOptions(s *sshtest.Server) remote.Options {
 		AliveInterval: time.Second, AliveCount: 2, StartTimeout: 10 * time.Second, Env: tmuxtest.CleanEnv()}
 }
 
-func newRig(t *testing.T, spec remote.Spec, opts *remote.Options, sshdExtra ...string) *rig {
+// newRig starts an sshd (with sshdExtra config lines) and a rig on it,
+// with fastOptions changed by tune when it is not nil; r.sshd is the sshd.
+func newRig(t *testing.T, spec remote.Spec, tune func(*remote.Options), sshdExtra ...string) *rig {
 	t.Helper()
 	s := sshtest.Start(t, sshdExtra...)
 	o := fastOptions(s)
-	if opts != nil {
-		o = *opts
-		if o.SSHCommand == nil {
-			o.SSHCommand = s.SSHCommand()
-		}
+	if tune != nil {
+		tune(&o)
 	}
 	return newRigOn(t, s, spec, o)
 }
@@ -222,10 +221,8 @@ func TestRemoteDotfileNoise(t *testing.T) {
 // TestRemoteShellStartBound: a login shell that hangs in its rc file gives
 // a clear error naming the host within the start bound, not a hang.
 func TestRemoteShellStartBound(t *testing.T) {
-	s := sshtest.Start(t)
-	o := fastOptions(s)
-	o.StartTimeout = time.Second
-	r := newRigOn(t, s, remote.Spec{}, o)
+	r := newRig(t, remote.Spec{}, func(o *remote.Options) { o.StartTimeout = time.Second })
+	s := r.sshd
 	s.SetRC("sleep 30\n")
 	start := time.Now()
 	_, err := r.client.Rows(ctx(t), r.sock, tmux.Command{"list-panes", "-t", "main"}, []string{"pane_id"})

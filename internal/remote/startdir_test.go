@@ -126,10 +126,8 @@ func TestRemoteCheckDir(t *testing.T) {
 // the check, and one that hangs (bounded by the start bound) each give
 // ErrHostUnreachable naming the host.
 func TestRemoteCheckDirFailures(t *testing.T) {
-	s := sshtest.Start(t)
-	o := fastOptions(s)
-	o.StartTimeout = 2 * time.Second
-	r := newRigOn(t, s, remote.Spec{}, o)
+	r := newRig(t, remote.Spec{}, func(o *remote.Options) { o.StartTimeout = 2 * time.Second })
+	s := r.sshd
 	dir := t.TempDir()
 	good, _ := os.ReadFile(s.Config)
 	for _, tc := range []struct {
