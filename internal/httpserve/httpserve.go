@@ -33,6 +33,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/eventstore"
 	"github.com/tmux-mcp/tmux-mcp/internal/oauth"
 	"github.com/tmux-mcp/tmux-mcp/internal/server"
 )
@@ -56,8 +57,10 @@ const statelessVersion = "2026-07-28"
 const DefaultMaxBodyBytes = 4 << 20
 
 // eventStoreBytes bounds the memory kept to replay SSE events to clients
-// that resume with Last-Event-ID (stateful sessions); the oldest events
-// are dropped first.
+// that resume with Last-Event-ID (stateful sessions), bookkeeping included:
+// the oldest events are dropped first, so a long session does not grow the
+// daemon (the SDK's MemoryEventStore keeps an entry per call; see
+// internal/eventstore).
 const eventStoreBytes = 8 << 20
 
 // Timeouts of the HTTP server. There is deliberately no WriteTimeout: a
@@ -138,8 +141,7 @@ func New(opts Options) (*Daemon, error) {
 	d.sessions = newSessionTable(opts.HTTP.MaxSessions, d.releaseSession)
 	d.ms = opts.Server.MCP()
 	d.ms.AddReceivingMiddleware(d.identify) // outermost: the gate and the tools see the client
-	store := mcp.NewMemoryEventStore(nil)
-	store.SetMaxBytes(eventStoreBytes)
+	store := eventstore.New(eventStoreBytes)
 	sdkLog := slog.New(levelFilter{d.log.Handler(), slog.LevelWarn})
 	get := func(*http.Request) *mcp.Server { return d.ms }
 	d.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
