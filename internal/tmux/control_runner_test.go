@@ -388,11 +388,14 @@ func FuzzControlQuoteRoundTrip(f *testing.F) {
 }
 
 // BenchmarkDisplayMessage compares one round trip per transport; run with
-// go test -run XXX -bench DisplayMessage ./internal/tmux.
+// go test -run XXX -bench DisplayMessage ./internal/tmux. The format is one
+// of our row formats (tmux.Format): a bare "#{pane_id}" is a format the
+// control runner keeps off the shared connection (overControl), so it
+// would measure exec twice.
 func BenchmarkDisplayMessage(b *testing.B) {
 	srv := tmuxtest.New(b)
-	ctl, _, _ := controlRunner(b, srv)
-	cmd := tmux.Command{"display-message", "-p", "-t", "main:0.0", "#{pane_id}"}
+	ctl, conns, spawns := controlRunner(b, srv)
+	cmd := tmux.Command{"display-message", "-p", "-t", "main:0.0", tmux.Format("pane_id")}
 	for _, bc := range []struct {
 		name string
 		r    tmux.Runner
@@ -402,10 +405,14 @@ func BenchmarkDisplayMessage(b *testing.B) {
 			if _, err := bc.r.Run(ctx, srv.Socket, cmd); err != nil {
 				b.Fatal(err)
 			}
+			conns0, spawns0 := conns.Load(), spawns.Load()
 			for b.Loop() {
 				if _, err := bc.r.Run(ctx, srv.Socket, cmd); err != nil {
 					b.Fatal(err)
 				}
+			}
+			if bc.r == tmux.Runner(ctl) && (conns.Load() != conns0 || spawns.Load() != spawns0) {
+				b.Errorf("the control runner connected %d times and spawned %d processes; want neither", conns.Load()-conns0, spawns.Load()-spawns0)
 			}
 		})
 	}
