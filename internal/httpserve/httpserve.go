@@ -103,6 +103,7 @@ type Daemon struct {
 	stateful  *mcp.StreamableHTTPHandler
 	stateless *mcp.StreamableHTTPHandler
 	sessions  *sessionTable
+	events    *eventstore.Store // what stateful sessions may replay
 	limits    *inflightTable
 	origins   originPolicy
 	requests  atomic.Int64 // requests in flight that owe an answer (not streams)
@@ -141,11 +142,11 @@ func New(opts Options) (*Daemon, error) {
 	d.sessions = newSessionTable(opts.HTTP.MaxSessions, d.releaseSession)
 	d.ms = opts.Server.MCP()
 	d.ms.AddReceivingMiddleware(d.identify) // outermost: the gate and the tools see the client
-	store := eventstore.New(eventStoreBytes)
+	d.events = eventstore.New(eventStoreBytes)
 	sdkLog := slog.New(levelFilter{d.log.Handler(), slog.LevelWarn})
 	get := func(*http.Request) *mcp.Server { return d.ms }
 	d.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
-		EventStore:          store,
+		EventStore:          d.events,
 		SessionTimeout:      opts.HTTP.IdleTimeout,
 		MaxRequestBodyBytes: opts.MaxBodyBytes,
 		Logger:              sdkLog,
