@@ -64,11 +64,22 @@ const DefaultMaxBodyBytes = 4 << 20
 const eventStoreBytes = 8 << 20
 
 // Timeouts of the HTTP server. There is deliberately no WriteTimeout: a
-// wait may last up to 120 s and an SSE stream for hours.
+// wait may last up to 120 s and an SSE stream for hours. Nor is there a
+// ReadTimeout, which would also end the streams; the request body gets
+// its own deadline instead (bodyReadTimeout, see readBody).
 const (
 	readHeaderTimeout = 10 * time.Second
 	idleTimeout       = 2 * time.Minute
 )
+
+// bodyReadTimeout bounds reading one request body, the largest
+// (DefaultMaxBodyBytes) included: a client trickling a body would
+// otherwise hold its connection, a goroutine and the buffer for ever.
+const bodyReadTimeout = 30 * time.Second
+
+// maxHeaderBytes caps a request's header block (Go's default is 1 MB): a
+// bearer token, even a JWT with many scopes, is a few KB.
+const maxHeaderBytes = 64 << 10
 
 // Shutdown budget after SIGTERM: calls in flight get answerBudget to
 // answer (waits end at once with what they have), and the whole stop,
@@ -111,6 +122,8 @@ type Daemon struct {
 
 	base       context.Context // parent of every request's context
 	cancelBase context.CancelFunc
+
+	bodyReadTimeout time.Duration // tests: 0 is bodyReadTimeout
 }
 
 // New builds the daemon; Listen-time details (the default allowed origins
@@ -178,7 +191,7 @@ func (d *Daemon) Handler() http.Handler {
 }
 
 // guard is what stands before the SDK's handlers on /mcp: Origin check,
-// body cap, authentication, the SDK's token binding and the limits.
+// authentication, body cap, the SDK's token binding and the limits.
 func (d *Daemon) guard(next http.Handler) http.Handler {
 	// The SDK's RequireBearerToken puts the identity where its handler reads
 	// it (auth.TokenInfoFromContext): it binds each stateful session to the
@@ -193,11 +206,15 @@ func (d *Daemon) guard(next http.Handler) http.Handler {
 		}
 		return d.infos.get(id), nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	h := d.limit(next)
-	h = bind(h)
-	h = d.authenticate(h)
-	h = d.readBody(h)
-	return d.checkOrigin(h)
+	return d.front(bind(d.limit(next)))
+}
+
+// front is the first checks of every /mcp request, in their order: the
+// Origin, then the bearer token, which needs only the headers, and only
+// then the body. A client without a valid token never has its body read
+// (nor a buffer sized from the Content-Length it claims).
+func (d *Daemon) front(next http.Handler) http.Handler {
+	return d.checkOrigin(d.authenticate(d.readBody(next)))
 }
 
 // route sends 2026-07-28 requests without a session to the stateless
@@ -234,6 +251,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 		Handler:           d.Handler(),
 		ReadHeaderTimeout: readHeaderTimeout,
 		IdleTimeout:       idleTimeout,
+		MaxHeaderBytes:    maxHeaderBytes,
 		BaseContext:       func(net.Listener) context.Context { return d.base },
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}

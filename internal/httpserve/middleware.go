@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -27,6 +28,7 @@ const (
 	codeForbidden     = -32003
 	codeTooLarge      = -32004
 	codeLimitExceeded = -32005
+	codeBodyTimeout   = -32006 // the request body did not arrive in time
 )
 
 // writeError answers with an HTTP status and a JSON-RPC error without id,
@@ -42,6 +44,17 @@ func writeError(w http.ResponseWriter, status, code int, msg string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
+}
+
+// refuseUnread is writeError for a request whose body has not been read to
+// its end: the connection is closed after the answer. Otherwise Go's server,
+// to keep the connection for another request, first reads and discards up
+// to 256 KB of the unread body before it sends the answer at all, with no
+// deadline, so a client that announced a body and never sends it would
+// hold the connection and its goroutine for ever, token or no token.
+func refuseUnread(w http.ResponseWriter, status, code int, msg string) {
+	w.Header().Set("Connection", "close")
+	writeError(w, status, code, msg)
 }
 
 // ---- request logs ----
@@ -167,7 +180,7 @@ func normalizeOrigin(o string) string {
 func (d *Daemon) checkOrigin(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if o := r.Header.Get("Origin"); o != "" && !d.origins.allowed[normalizeOrigin(o)] {
-			writeError(w, http.StatusForbidden, codeForbidden,
+			refuseUnread(w, http.StatusForbidden, codeForbidden,
 				"Forbidden: Origin not allowed (a browser page may call this server only from an origin listed in --allowed-origins)")
 			return
 		}
@@ -183,18 +196,33 @@ func (d *Daemon) checkOrigin(next http.Handler) http.Handler {
 func (d *Daemon) readBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
+			if r.ContentLength != 0 { // -1: chunked, length unknown
+				refuseUnread(w, http.StatusBadRequest, codeParseError, "Bad request: a "+r.Method+" request to this endpoint takes no body")
+				return
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
+		// The deadline covers this body only: it is lifted once the body is
+		// read, so an answer streamed for minutes is not cut (a recorder
+		// in tests has no connection, and the calls do nothing).
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Now().Add(d.bodyTimeout()))
 		body, err := readAll(http.MaxBytesReader(w, r.Body, d.opts.MaxBodyBytes), r.ContentLength, d.opts.MaxBodyBytes)
+		_ = rc.SetReadDeadline(time.Time{})
 		if err != nil {
 			var mbe *http.MaxBytesError
 			if errors.As(err, &mbe) {
-				writeError(w, http.StatusRequestEntityTooLarge, codeTooLarge,
+				refuseUnread(w, http.StatusRequestEntityTooLarge, codeTooLarge,
 					fmt.Sprintf("Request body too large: the limit is %d bytes", mbe.Limit))
 				return
 			}
-			writeError(w, http.StatusBadRequest, codeParseError, "Could not read the request body")
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				refuseUnread(w, http.StatusRequestTimeout, codeBodyTimeout,
+					fmt.Sprintf("Request timeout: the request body did not arrive within %v", d.bodyTimeout()))
+				return
+			}
+			refuseUnread(w, http.StatusBadRequest, codeParseError, "Could not read the request body")
 			return
 		}
 		if !json.Valid(body) {
@@ -214,14 +242,26 @@ func (d *Daemon) readBody(next http.Handler) http.Handler {
 	})
 }
 
+// bodyTimeout is bodyReadTimeout, or the test's own.
+func (d *Daemon) bodyTimeout() time.Duration {
+	if d.bodyReadTimeout > 0 {
+		return d.bodyReadTimeout
+	}
+	return bodyReadTimeout
+}
+
+// maxPrealloc is the most readAll allocates on the word of Content-Length
+// before the bytes arrive; a larger body grows the buffer as it comes.
+const maxPrealloc = 64 << 10
+
 // readAll is io.ReadAll with a buffer sized from Content-Length (when the
-// client sent one within the cap), so a request body is read without
-// growing a buffer from 512 bytes.
+// client sent one within the cap, up to maxPrealloc), so a request body is
+// read without growing a buffer from 512 bytes.
 func readAll(r io.Reader, contentLength, max int64) ([]byte, error) {
 	if contentLength <= 0 || contentLength > max {
 		return io.ReadAll(r)
 	}
-	b := make([]byte, 0, contentLength+1) // +1: EOF is seen without growing
+	b := make([]byte, 0, min(contentLength+1, maxPrealloc)) // +1: EOF is seen without growing
 	for {
 		n, err := r.Read(b[len(b):cap(b)])
 		b = b[:len(b)+n]
@@ -323,7 +363,7 @@ func (d *Daemon) challenge(w http.ResponseWriter, status, code int, param, msg s
 		params = append(params, "resource_metadata="+strconv.Quote(d.opts.ResourceMetadataURL))
 	}
 	w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
-	writeError(w, status, code, msg)
+	refuseUnread(w, status, code, msg)
 }
 
 // tokenInfo is an Identity as the SDK carries it to each request.

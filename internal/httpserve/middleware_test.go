@@ -1,6 +1,7 @@
 package httpserve
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -8,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -45,7 +47,7 @@ func TestMiddleware(t *testing.T) {
 		seen, _ = identityFrom(r.Context())
 		w.WriteHeader(http.StatusTeapot)
 	})
-	h := d.logRequests(d.checkOrigin(d.readBody(d.authenticate(d.limit(next)))))
+	h := d.logRequests(d.front(d.limit(next)))
 	const list = `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
 	tests := []struct {
 		name     string
@@ -68,6 +70,9 @@ func TestMiddleware(t *testing.T) {
 		{"body too large", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"` + strings.Repeat("y", 100) + `"}}`,
 			map[string]string{"Authorization": "Bearer aaaaaaaaaaaaaaaaaaaa"}, 413, "limit is 64 bytes", "", ""},
 		{"malformed", `{"jsonrpc":`, map[string]string{"Authorization": "Bearer aaaaaaaaaaaaaaaaaaaa"}, 400, "not valid JSON", "", ""},
+		// The token is checked before the body is read.
+		{"no token, body too large", `{"x":"` + strings.Repeat("y", 100) + `"}`, nil, 401, "Authorization: Bearer", `Bearer realm="tmux-mcp"`, ""},
+		{"no token, malformed", `{"jsonrpc":`, nil, 401, "Authorization: Bearer", `Bearer realm="tmux-mcp"`, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -262,5 +267,67 @@ func TestUseStateless(t *testing.T) {
 		if got := useStateless(r); got != tc.want {
 			t.Errorf("version %q session %q: stateless %v, want %v", tc.version, tc.session, got, tc.want)
 		}
+	}
+}
+
+// TestSlowAndUnauthenticatedBodies sends raw requests over real connections:
+// a client without a valid token is answered 401 from its headers alone,
+// before any of the body it announced arrives; an authenticated client
+// that trickles its body is cut off with 408 once the body deadline
+// passes; a GET announcing a body is refused at once. None of them holds
+// its connection (Go's server would otherwise wait for the unread body
+// before answering). A request whose body arrives in time is served.
+func TestSlowAndUnauthenticatedBodies(t *testing.T) {
+	d := testDaemon(t, nil)
+	d.bodyReadTimeout = 400 * time.Millisecond
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusTeapot) })
+	hs := httptest.NewUnstartedServer(d.logRequests(d.front(d.limit(next))))
+	hs.Config.ReadHeaderTimeout = 5 * time.Second
+	hs.Start()
+	t.Cleanup(hs.Close)
+	d.origins.addLoopback(hs.Listener.Addr(), false)
+
+	// send writes a request head announcing length body bytes and then
+	// the given part of the body, and returns the status line of the
+	// answer and how long it took to come.
+	send := func(method, token string, length int, part string) (string, time.Duration) {
+		t.Helper()
+		c, err := net.Dial("tcp", hs.Listener.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		head := method + " /mcp HTTP/1.1\r\nHost: " + hs.Listener.Addr().String() + "\r\nContent-Type: application/json\r\n" +
+			"Content-Length: " + strconv.Itoa(length) + "\r\n"
+		if token != "" {
+			head += "Authorization: Bearer " + token + "\r\n"
+		}
+		start := time.Now()
+		if _, err := c.Write([]byte(head + "\r\n" + part)); err != nil {
+			t.Fatal(err)
+		}
+		_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		line, err := bufio.NewReader(c).ReadString('\n')
+		if err != nil {
+			t.Fatalf("no answer: %v", err)
+		}
+		return strings.TrimSpace(line), time.Since(start)
+	}
+
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list"}`
+	if line, took := send("POST", "", 60, ""); !strings.Contains(line, " 401 ") || took > 300*time.Millisecond {
+		t.Errorf("no token, no body sent: %q after %v; want 401 at once", line, took)
+	}
+	if line, took := send("POST", "cccccccccccccccccccc", 60, body[:10]); !strings.Contains(line, " 401 ") || took > 300*time.Millisecond {
+		t.Errorf("wrong token, part of the body sent: %q after %v; want 401 at once", line, took)
+	}
+	if line, took := send("POST", "aaaaaaaaaaaaaaaaaaaa", len(body)+10, body); !strings.Contains(line, " 408 ") || took < 350*time.Millisecond || took > 3*time.Second {
+		t.Errorf("valid token, body short of its length: %q after %v; want 408 after the 400 ms body deadline", line, took)
+	}
+	if line, took := send("GET", "aaaaaaaaaaaaaaaaaaaa", 10, ""); !strings.Contains(line, " 400 ") || took > 300*time.Millisecond {
+		t.Errorf("valid token, a GET announcing a body it never sends: %q after %v; want 400 at once", line, took)
+	}
+	if line, _ := send("POST", "aaaaaaaaaaaaaaaaaaaa", len(body), body); !strings.Contains(line, " 418 ") {
+		t.Errorf("valid token, whole body: %q; want it served (418)", line)
 	}
 }
