@@ -212,7 +212,7 @@ var Settings = []Setting{
 	{Flag: "tokens-file", Env: "TMUX_MCP_TOKENS_FILE", Default: "TMUX_MCP_HTTP_TOKEN, else a generated token", Usage: "bearer tokens, one per line: TOKEN [NAME [TIER]]; the file must not be group/world-readable", HTTP: true},
 	{Flag: "allowed-origins", Env: "TMUX_MCP_ALLOWED_ORIGINS", Default: "the server's own loopback origins", Usage: "comma-separated Origins a browser may call /mcp from; any other Origin gets 403", HTTP: true},
 	{Flag: "session-idle-timeout", Env: "TMUX_MCP_SESSION_IDLE_TIMEOUT", Default: "30m", Usage: "close a stateful HTTP session idle this long (Go duration) and release its state", HTTP: true},
-	{Flag: "max-sessions", Env: "TMUX_MCP_MAX_SESSIONS", Default: "256", Usage: "most concurrent stateful HTTP sessions; more get 429", HTTP: true},
+	{Flag: "max-sessions", Env: "TMUX_MCP_MAX_SESSIONS", Default: "256", Usage: "most concurrent stateful HTTP sessions and subscriptions/listen streams; more get 429", HTTP: true},
 	{Flag: "max-inflight", Env: "TMUX_MCP_MAX_INFLIGHT", Default: "32", Usage: "most concurrent requests per HTTP client; more get 429", HTTP: true},
 	{Flag: "tls-cert", Env: "TMUX_MCP_TLS_CERT", Default: "none", Usage: "TLS certificate file (PEM) for serve --http", HTTP: true},
 	{Flag: "tls-key", Env: "TMUX_MCP_TLS_KEY", Default: "none", Usage: "TLS private key file (PEM) for serve --http", HTTP: true},

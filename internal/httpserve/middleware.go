@@ -462,8 +462,8 @@ func (t *inflightTable) release(key clientKey) {
 func (d *Daemon) limit(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		id, _ := identityFrom(r.Context())
-		stream := r.Method != http.MethodPost || logInfoFrom(r.Context()).rpc == "subscriptions/listen"
-		if !stream {
+		listen := r.Method == http.MethodPost && logInfoFrom(r.Context()).rpc == "subscriptions/listen"
+		if r.Method == http.MethodPost && !listen {
 			key := clientKey{id.Name, r.Header.Get(headerSessionID)}
 			if !d.limits.acquire(r.Context(), key) {
 				w.Header().Set("Retry-After", "1")
@@ -475,12 +475,15 @@ func (d *Daemon) limit(next http.Handler) http.Handler {
 			d.requests.Add(1)
 			defer d.requests.Add(-1)
 		}
-		if r.Method == http.MethodPost && r.Header.Get(headerSessionID) == "" && !useStateless(r) {
-			// A new stateful session (initialize).
+		if listen || r.Method == http.MethodPost && r.Header.Get(headerSessionID) == "" && !useStateless(r) {
+			// A new stateful session (initialize), or a 2026-07-28 listen
+			// stream, which holds a session of its own in the SDK for as
+			// long as it is open: both count against --max-sessions, or
+			// one token could open streams without end.
 			if !d.sessions.reserve() {
 				w.Header().Set("Retry-After", "5")
 				writeError(w, http.StatusTooManyRequests, codeLimitExceeded,
-					fmt.Sprintf("Too many sessions: the server holds its limit of %d (--max-sessions); close idle sessions (HTTP DELETE) or try again later", d.sessions.max))
+					fmt.Sprintf("Too many sessions: the server holds its limit of %d (--max-sessions, counting subscriptions/listen streams); close idle sessions (HTTP DELETE) or streams, or try again later", d.sessions.max))
 				return
 			}
 			defer d.sessions.unreserve()

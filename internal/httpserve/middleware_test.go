@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -329,5 +330,59 @@ func TestSlowAndUnauthenticatedBodies(t *testing.T) {
 	}
 	if line, _ := send("POST", "aaaaaaaaaaaaaaaaaaaa", len(body), body); !strings.Contains(line, " 418 ") {
 		t.Errorf("valid token, whole body: %q; want it served (418)", line)
+	}
+}
+
+// TestListenStreamsCountAsSessions: a 2026-07-28 subscriptions/listen
+// stream holds a session slot (--max-sessions) for as long as it is open,
+// so a token cannot open streams without end; the slot is free again once
+// the stream ends. (The test daemon allows one session.)
+func TestListenStreamsCountAsSessions(t *testing.T) {
+	d := testDaemon(t, nil)
+	release := make(chan struct{})
+	entered := make(chan struct{}, 8)
+	var opened atomic.Bool
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		entered <- struct{}{}
+		if logInfoFrom(r.Context()).rpc == "subscriptions/listen" && opened.CompareAndSwap(false, true) {
+			<-release // the first stream stays open
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	h := d.logRequests(d.front(d.limit(next)))
+	post := func(body string, hdr map[string]string) int {
+		req := httptest.NewRequest(http.MethodPost, "/mcp", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer aaaaaaaaaaaaaaaaaaaa")
+		for k, v := range hdr {
+			req.Header.Set(k, v)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec.Code
+	}
+	const listen = `{"jsonrpc":"2.0","id":1,"method":"subscriptions/listen"}` // within the test's 64-byte cap
+	v2026 := map[string]string{"Mcp-Protocol-Version": "2026-07-28"}
+	first := make(chan int, 1)
+	go func() { first <- post(listen, v2026) }()
+	select {
+	case <-entered:
+	case got := <-first:
+		t.Fatalf("the first listen stream was answered %d at once", got)
+	}
+	if got := post(listen, v2026); got != http.StatusTooManyRequests {
+		t.Errorf("a second listen stream while the first holds the only slot: %d, want 429", got)
+	}
+	if got := post(`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, nil); got != http.StatusTooManyRequests {
+		t.Errorf("a new session while a listen stream holds the only slot: %d, want 429", got)
+	}
+	if got := post(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, v2026); got != http.StatusOK {
+		t.Errorf("a stateless call beside the stream: %d, want 200 (calls hold no session slot)", got)
+	}
+	close(release)
+	if got := <-first; got != http.StatusOK {
+		t.Errorf("the first stream: %d", got)
+	}
+	if got := post(listen, v2026); got != http.StatusOK {
+		t.Errorf("a listen stream once the first has ended: %d, want 200", got)
 	}
 }
