@@ -164,3 +164,57 @@ func TestRemoteCheckDirFailures(t *testing.T) {
 		t.Fatalf("a cancelled check: %v", err)
 	}
 }
+
+// TestRemoteSocketCheckFailures: the check that keeps a new server from
+// clobbering a file at a remote socket path (run before new-session on a
+// socket path) answers within the start bound and names the host when the
+// host cannot answer, as the directory check does: a login shell that
+// exits before the check, and one that hangs. Neither is taken for a
+// refusal of the path, and a refusal still names what is there.
+func TestRemoteSocketCheckFailures(t *testing.T) {
+	r := newRig(t, remote.Spec{}, func(o *remote.Options) { o.StartTimeout = 2 * time.Second })
+	s := r.sshd
+	dir := t.TempDir()
+	fresh := tmux.Socket{Path: filepath.Join(dir, "fresh")}
+	start := func() error {
+		_, err := r.client.Runner.Run(ctx(t), fresh, tmux.Command{"new-session", "-d", "-s", "x"})
+		return err
+	}
+	for _, tc := range []struct {
+		name string
+		rc   string
+		want string
+	}{
+		{"shell exits", "exit 3\n", "exited with status 3"},
+		{"shell hangs", "sleep 30\n", "did not check the socket path within 2s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r.host.Disconnect()
+			s.SetRC(tc.rc)
+			defer s.SetRC("")
+			t0 := time.Now()
+			err := start()
+			if !errors.Is(err, tmux.ErrHostUnreachable) || errors.Is(err, tmux.ErrUnsafeSocket) ||
+				!strings.Contains(err.Error(), "host box") || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want a host error saying %q", err, tc.want)
+			}
+			if d := time.Since(t0); d > 6*time.Second {
+				t.Fatalf("took %v", d)
+			}
+			if _, err := os.Lstat(fresh.Path); err == nil {
+				t.Fatalf("a server was started at %s after the check failed", fresh.Path)
+			}
+		})
+	}
+	// A regular file at the path is refused, with what is there, and kept.
+	if err := os.WriteFile(fresh.Path, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	err := start()
+	if !errors.Is(err, tmux.ErrUnsafeSocket) || !strings.Contains(err.Error(), "not a socket") || !strings.Contains(err.Error(), "host box") {
+		t.Fatalf("a file at the path: %v, want a refusal naming it", err)
+	}
+	if b, _ := os.ReadFile(fresh.Path); string(b) != "keep me" {
+		t.Fatalf("the file at the path was changed: %q", b)
+	}
+}

@@ -58,23 +58,14 @@ func remoteSocketCheck(p string) []string {
 // that may start a server at path: a refusal is ErrUnsafeSocket, as the
 // local check's.
 func (r *ExecRunner) checkRemoteSocketPath(ctx context.Context, path string) error {
-	argv, release, err := r.Via.Start(ctx, remoteSocketCheck(path))
-	if err != nil {
+	refused, reason, err := r.runRemoteCheck(ctx, remoteSocketCheck(path), "", "check the socket path")
+	switch {
+	case err != nil:
 		return err
+	case refused:
+		return refuse("%s on host %s; choose another path", reason, r.Via.Host())
 	}
-	defer release()
-	cmd := r.command(ctx, argv)
-	stderr := &limitedBuffer{limit: stderrLimit}
-	cmd.Stderr = stderr
-	runErr := cmd.Run()
-	switch code := exitCode(runErr); code {
-	case 0:
-		return nil
-	case remoteRefused:
-		return refuse("%s on host %s; choose another path", lastLine(stderr.String()), r.Via.Host())
-	default:
-		return hostError(r.Via.Host(), stderr.String())
-	}
+	return nil
 }
 
 // remoteDirCheck is the remote command that tells whether a path on the
@@ -107,40 +98,59 @@ func (r *ExecRunner) CheckRemoteDir(ctx context.Context, path string) error {
 	if strings.IndexByte(path, 0) >= 0 {
 		return fmt.Errorf("%w: %q on host %s (it contains a NUL byte)", ErrNotRemoteDir, path, r.Via.Host())
 	}
+	refused, _, err := r.runRemoteCheck(ctx, remoteDirCheck, path+"/", "check the directory")
+	switch {
+	case err != nil:
+		return err
+	case refused:
+		return fmt.Errorf("%w: %s on host %s", ErrNotRemoteDir, path, r.Via.Host())
+	}
+	return nil
+}
+
+// runRemoteCheck runs one of the fixed check scripts (remoteSocketCheck,
+// remoteDirCheck) on the runner's host with stdin, and tells its refusal
+// (exit status remoteRefused, with the last line of its stderr as the
+// reason) from a host that could not answer, which is never taken for a
+// refusal: ssh's own failure, a login shell that exited before the check
+// ran, and one that did not run it within the start bound (the check does
+// nothing else, so a longer wait is a dotfile waiting or hanging) are
+// errors wrapping ErrHostUnreachable and naming the host. what names the
+// check in those errors ("check the directory"). Each check costs one
+// process over the host's connection.
+func (r *ExecRunner) runRemoteCheck(ctx context.Context, script []string, stdin, what string) (refused bool, reason string, err error) {
 	start := time.Now()
 	ctx, cancel := withTimeout(ctx, r.Timeout)
 	defer cancel()
-	argv, release, err := r.Via.Start(ctx, remoteDirCheck)
+	argv, release, err := r.Via.Start(ctx, script)
 	if err != nil {
-		return err
+		return false, "", err
 	}
 	defer release()
-	// The login shell must run the check within the start bound: it does
-	// nothing else, so a longer wait is a dotfile waiting or hanging.
 	bound := r.Via.StartTimeout()
 	pctx, pcancel := context.WithTimeout(ctx, bound)
 	defer pcancel()
 	cmd := r.command(pctx, argv)
-	cmd.Stdin = strings.NewReader(path + "/")
+	cmd.Stdin = strings.NewReader(stdin)
 	stderr := &limitedBuffer{limit: stderrLimit}
 	cmd.Stderr = stderr // stdout (dotfile banners) is dropped
 	runErr := cmd.Run()
 	host := r.Via.Host()
 	switch code := exitCode(runErr); {
 	case code == 0:
-		return nil
+		return false, "", nil
 	case code == remoteRefused:
-		return fmt.Errorf("%w: %s on host %s", ErrNotRemoteDir, path, host)
+		return true, lastLine(stderr.String()), nil
 	case ctx.Err() != nil:
-		return ctxError(ctx, []Command{{"start-directory check"}}, start)
+		return false, "", ctxError(ctx, []Command{{what}}, start)
 	case pctx.Err() != nil:
-		return fmt.Errorf("%w: host %s: the remote shell did not check the directory within %s (a login dotfile waiting or hanging?)",
-			ErrHostUnreachable, host, roundWait(bound))
+		return false, "", fmt.Errorf("%w: host %s: the remote shell did not %s within %s (a login dotfile waiting or hanging?)",
+			ErrHostUnreachable, host, what, roundWait(bound))
 	case code > 0 && code != 255 && lastLine(stderr.String()) == "":
 		// Not ssh's failure (255): the login shell ended before the check.
-		return hostError(host, fmt.Sprintf("the remote login shell exited with status %d before checking the directory", code))
+		return false, "", hostError(host, fmt.Sprintf("the remote login shell exited with status %d before it could %s", code, what))
 	default:
-		return hostError(host, stderr.String())
+		return false, "", hostError(host, stderr.String())
 	}
 }
 
