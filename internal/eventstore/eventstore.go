@@ -13,9 +13,14 @@
 //
 // Store drops the oldest events first, one at a time, at a constant cost
 // per event, and forgets a stream when the last of its events is dropped.
-// Only the standalone GET stream of a session (stream id "") is kept
-// without events, since it lives as long as its session and a client
-// resumes it at any time.
+// The events of POST streams go before those of the standalone GET streams
+// (stream id ""): a POST stream carries the answer to one request and is
+// resumed only when its connection broke before the answer got through,
+// while a GET stream carries the session's notifications and is resumed
+// whenever a client reconnects, so a burst of calls from one client does
+// not cost another client the notifications it missed while away. Only a
+// session's standalone stream is kept without events, since it lives as
+// long as its session and a client resumes it at any time.
 package eventstore
 
 import (
@@ -50,12 +55,50 @@ type Store struct {
 	nBytes   int
 	sessions map[string]map[string]*stream
 
-	// queue holds every charge in the order it was made, oldest at head;
-	// dropping from the front drops the oldest event of the whole store,
-	// which is always the first retained event of its own stream.
-	queue []charge
+	// Every charge, in the order it was made, in the queue of its
+	// stream's kind: dropping from the front of a queue drops its oldest
+	// event, which is always the first retained event of its own stream.
+	posts, standalone queue
+}
+
+// queue is a FIFO of charges.
+type queue struct {
+	items []charge
 	head  int
-	stale int // charges in queue[head:] whose session was closed
+	stale int // charges in items[head:] whose session was closed
+}
+
+func (q *queue) len() int { return len(q.items) - q.head }
+
+func (q *queue) push(c charge) { q.items = append(q.items, c) }
+
+// pop removes the oldest charge; the queue's storage is reused once more
+// than half of it is behind the head.
+func (q *queue) pop() charge {
+	c := q.items[q.head]
+	q.items[q.head] = charge{}
+	q.head++
+	if q.head > len(q.items)/2 && q.head > 64 {
+		q.items = append(q.items[:0], q.items[q.head:]...)
+		q.head = 0
+	}
+	return c
+}
+
+// compact drops the charges of closed sessions once they are the majority,
+// so charges of closed sessions waiting behind older live ones never make
+// the queue more than twice what the budget retains.
+func (q *queue) compact() {
+	if q.stale <= 64 || q.stale <= q.len()-q.stale {
+		return
+	}
+	items := make([]charge, 0, q.len()-q.stale)
+	for _, c := range q.items[q.head:] {
+		if !c.st.closed {
+			items = append(items, c)
+		}
+	}
+	q.items, q.head, q.stale = items, 0, 0
 }
 
 // stream is the retained tail of one SSE stream.
@@ -157,15 +200,11 @@ func (s *Store) SessionClosed(_ context.Context, sessionID string) error {
 		st.closed = true
 		st.events = nil
 		s.nBytes -= st.bytes
-		s.stale += st.charges
+		s.queueOf(st).stale += st.charges
 	}
 	delete(s.sessions, sessionID)
-	// Charges of closed sessions wait in the queue behind older live ones;
-	// once they are the majority, the queue is rebuilt without them, so it
-	// never grows beyond twice what the budget retains.
-	if live := len(s.queue) - s.head - s.stale; s.stale > 64 && s.stale > live {
-		s.compact()
-	}
+	s.posts.compact()
+	s.standalone.compact()
 	return nil
 }
 
@@ -186,32 +225,42 @@ func (s *Store) lookup(sessionID, streamID string) *stream {
 	return s.sessions[sessionID][streamID]
 }
 
-// push adds a charge and drops the oldest ones while over budget, keeping
-// the newest whatever its size.
+// queueOf is the queue of st's charges.
+func (s *Store) queueOf(st *stream) *queue {
+	if st.id == "" {
+		return &s.standalone
+	}
+	return &s.posts
+}
+
+// push adds a charge and drops the oldest ones while over budget, those of
+// POST streams first, keeping the newest whatever its size.
 func (s *Store) push(c charge) {
-	s.queue = append(s.queue, c)
+	q := s.queueOf(c.st)
+	q.push(c)
 	c.st.charges++
 	c.st.bytes += c.cost
 	s.nBytes += c.cost
-	for s.nBytes > s.maxBytes && len(s.queue)-s.head > 1 {
-		s.dropOldest()
+	for s.nBytes > s.maxBytes {
+		switch {
+		case s.posts.len() > 1 || s.posts.len() == 1 && q != &s.posts:
+			s.drop(&s.posts)
+		case s.standalone.len() > 1 || s.standalone.len() == 1 && q != &s.standalone:
+			s.drop(&s.standalone)
+		default:
+			return // only the newest is left
+		}
 	}
 }
 
-// dropOldest removes the charge at the head of the queue: its event leaves
-// its stream, and a stream left with no charge is forgotten, except a
-// session's standalone stream.
-func (s *Store) dropOldest() {
-	c := s.queue[s.head]
-	s.queue[s.head] = charge{}
-	s.head++
-	if s.head > len(s.queue)/2 && s.head > 64 {
-		s.queue = append(s.queue[:0], s.queue[s.head:]...)
-		s.head = 0
-	}
+// drop removes the oldest charge of q: its event leaves its stream, and a
+// stream left with no charge is forgotten, except a session's standalone
+// stream.
+func (s *Store) drop(q *queue) {
+	c := q.pop()
 	st := c.st
 	if st.closed {
-		s.stale--
+		q.stale--
 		return
 	}
 	st.charges--
@@ -229,15 +278,4 @@ func (s *Store) dropOldest() {
 			delete(s.sessions, st.session)
 		}
 	}
-}
-
-// compact rebuilds the queue without the charges of closed sessions.
-func (s *Store) compact() {
-	q := make([]charge, 0, len(s.queue)-s.head-s.stale)
-	for _, c := range s.queue[s.head:] {
-		if !c.st.closed {
-			q = append(q, c)
-		}
-	}
-	s.queue, s.head, s.stale = q, 0, 0
 }

@@ -67,14 +67,15 @@ func TestSameAsSDKWithinBudget(t *testing.T) {
 	}
 }
 
-// TestDropsOldestFirst: over budget, the store drops the oldest events of
-// the whole store one at a time; a resumption from before a dropped event
-// fails with ErrEventsPurged, one after it still replays; a POST stream
-// left with nothing is forgotten, the standalone stream is not.
+// TestDropsOldestFirst: over budget, the store drops the oldest charges one
+// at a time, those of POST streams before those of the standalone stream;
+// a resumption from before a dropped event fails with ErrEventsPurged, one
+// after it still replays; a POST stream left with nothing is forgotten, the
+// standalone stream is not; the newest event is kept whatever its size.
 func TestDropsOldestFirst(t *testing.T) {
 	ev := func(s string) []byte { return []byte(s + string(make([]byte, 100-len(s)))) } // 100 bytes
 	cost := 100 + eventOverhead
-	s := New(2*eventOverhead + 4*cost) // two opens and four events
+	s := New(2*eventOverhead + 4*cost) // two openings and four events
 	_ = s.Open(ctx, "a", "")
 	_ = s.Open(ctx, "a", "post")
 	_ = s.Append(ctx, "a", "", ev("g0"))
@@ -84,38 +85,66 @@ func TestDropsOldestFirst(t *testing.T) {
 	if streams, events, _ := s.Stats(); streams != 2 || events != 4 {
 		t.Fatalf("within budget: %d streams, %d events; want 2, 4", streams, events)
 	}
-	// g2 pushes out the two openings and g0, g3 pushes out p0.
+	// g2 pushes out the POST stream's opening and p0, though the
+	// standalone stream's opening and g0 are older.
 	_ = s.Append(ctx, "a", "", ev("g2"))
+	if got, err := after(s, "a", "", -1); err != nil || len(got) != 3 {
+		t.Errorf("the standalone stream after a POST stream paid: %d events (%v), want g0 g1 g2", len(got), err)
+	}
+	if _, err := after(s, "a", "post", -1); !errors.Is(err, mcp.ErrEventsPurged) {
+		t.Errorf("resuming the POST stream before the dropped p0: %v, want ErrEventsPurged", err)
+	}
+	// g3 pushes out p1, the POST stream's last charge: it is forgotten.
 	_ = s.Append(ctx, "a", "", ev("g3"))
-	if _, err := after(s, "a", "", -1); !errors.Is(err, mcp.ErrEventsPurged) {
-		t.Errorf("resuming before the dropped g0: %v, want ErrEventsPurged", err)
-	}
-	got, err := after(s, "a", "", 0)
-	if err != nil || len(got) != 3 || got[0][:2] != "g1" || got[2][:2] != "g3" {
-		t.Errorf("resuming after g0: %d events (%v), want g1 g2 g3", len(got), err)
-	}
-	// g4 pushes out g1, g5 p1 (the POST stream's last charge: it is
-	// forgotten), g6 g2.
-	_ = s.Append(ctx, "a", "", ev("g4"))
-	_ = s.Append(ctx, "a", "", ev("g5"))
-	_ = s.Append(ctx, "a", "", ev("g6"))
 	if _, err := after(s, "a", "post", 1); !errors.Is(err, ErrUnknownStream) {
 		t.Errorf("the emptied POST stream: %v, want ErrUnknownStream (forgotten)", err)
 	}
 	if err := s.Append(ctx, "a", "post", ev("p2")); err != nil {
 		t.Fatal(err)
 	}
+	// With no POST charge left, g4 pushes out the standalone stream's
+	// opening and g0.
+	_ = s.Append(ctx, "a", "", ev("g4"))
+	if _, err := after(s, "a", "", -1); !errors.Is(err, mcp.ErrEventsPurged) {
+		t.Errorf("resuming before the dropped g0: %v, want ErrEventsPurged", err)
+	}
+	got, err := after(s, "a", "", 0)
+	if err != nil || len(got) != 4 || got[0][:2] != "g1" || got[3][:2] != "g4" {
+		t.Errorf("resuming after g0: %d events (%v), want g1 g2 g3 g4", len(got), err)
+	}
 	if streams, events, bytes := s.Stats(); streams != 1 || events != 4 || bytes != 4*cost {
 		t.Errorf("after: %d streams, %d events, %d bytes; want 1, 4, %d (an append to a forgotten stream is not kept)", streams, events, bytes, 4*cost)
-	}
-	if got, err := after(s, "a", "", 5); err != nil || len(got) != 1 || got[0][:2] != "g6" {
-		t.Errorf("the standalone stream after g5: %d events (%v), want g6", len(got), err)
 	}
 	// An event larger than the whole budget is kept alone.
 	big := make([]byte, 10*cost)
 	_ = s.Append(ctx, "a", "", big)
 	if _, events, bytes := s.Stats(); events != 1 || bytes != len(big)+eventOverhead {
 		t.Errorf("one oversized event: %d events, %d bytes; want 1, %d", events, bytes, len(big)+eventOverhead)
+	}
+}
+
+// TestCallsDoNotEvictNotifications: a client making call after call (a
+// POST stream each) does not push out what another session's GET stream
+// holds for its client to resume, as long as those notifications fit.
+func TestCallsDoNotEvictNotifications(t *testing.T) {
+	s := New(64 << 10)
+	_ = s.Open(ctx, "quiet", "")
+	for i := range 5 {
+		_ = s.Append(ctx, "quiet", "", fmt.Appendf(nil, "resources/updated %d", i))
+	}
+	_ = s.Open(ctx, "busy", "")
+	for i := range 10_000 {
+		id := strconv.Itoa(i)
+		_ = s.Open(ctx, "busy", id)
+		_ = s.Append(ctx, "busy", id, nil)
+		_ = s.Append(ctx, "busy", id, make([]byte, 1200))
+	}
+	got, err := after(s, "quiet", "", -1)
+	if err != nil || len(got) != 5 {
+		t.Fatalf("the quiet session's notifications after 10,000 calls of another: %d (%v), want all 5", len(got), err)
+	}
+	if _, _, b := s.Stats(); b > 64<<10 {
+		t.Errorf("%d bytes retained over a 64 KB budget", b)
 	}
 }
 
@@ -142,7 +171,7 @@ func TestSessionClosed(t *testing.T) {
 		t.Errorf("after 1000 closed sessions: %d streams, %d events, %d bytes; want what the live one holds", streams, events, bytes)
 	}
 	s.mu.Lock()
-	q := len(s.queue) - s.head
+	q := s.posts.len() + s.standalone.len()
 	s.mu.Unlock()
 	if q > 2*2+64+2 {
 		t.Errorf("the queue holds %d entries for 2 live charges: closed sessions' entries are not compacted", q)
@@ -213,7 +242,7 @@ func TestModel(t *testing.T) {
 				}
 			}
 			s.mu.Lock()
-			b, live := s.nBytes, len(s.queue)-s.head-s.stale
+			b, live := s.nBytes, s.posts.len()-s.posts.stale+s.standalone.len()-s.standalone.stale
 			s.mu.Unlock()
 			if b > budget && live > 1 {
 				t.Fatalf("seed %d op %d: %d bytes in %d charges retained, budget %d", seed, op, b, live, budget)
