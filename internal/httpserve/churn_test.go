@@ -156,3 +156,52 @@ func TestSessionsLeaveNothingBehind(t *testing.T) {
 		}
 	}
 }
+
+// TestListeningSessionOutlivesIdleTimeout: a client that holds its GET
+// stream open and makes no call for several idle timeouts keeps its
+// session (the server's pings, answered on the stream, count as activity),
+// while a client with no stream open is still expired on time.
+func TestListeningSessionOutlivesIdleTimeout(t *testing.T) {
+	ts := tmuxtest.New(t)
+	pane := strings.TrimSpace(ts.MustRun("display-message", "-p", "-t", "main:0.0", "#{pane_id}"))
+	cfg := config.Config{Safety: config.Mutating, TmuxBin: ts.Bin, SocketName: ts.Socket.Name, Engine: "control"}
+	srv, err := server.New(cfg, server.Options{Audit: audit.New(io.Discard), ChildEnv: tmuxtest.CleanEnv()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close(context.Background()) })
+	st, err := ParseTokens(strings.NewReader(churnToken+" churn\n"), config.Mutating)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const idle = 900 * time.Millisecond
+	d, err := New(Options{Server: srv, Checkers: []TokenChecker{st}, HTTP: config.HTTP{IdleTimeout: idle}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(nil)
+	d.origins.addLoopback(hs.Listener.Addr(), false)
+	hs.Config.Handler = d.Handler()
+	t.Cleanup(hs.Close)
+	ctx := context.Background()
+	connect := func(noStream bool) *mcp.ClientSession {
+		tr := &mcp.StreamableClientTransport{Endpoint: hs.URL + Endpoint, MaxRetries: -1, DisableStandaloneSSE: noStream,
+			HTTPClient: &http.Client{Transport: noKeepAlive{&http.Transport{DisableKeepAlives: true}}}}
+		cs, err := mcp.NewClient(&mcp.Implementation{Name: "listener", Version: "0"}, nil).
+			Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = cs.Close() })
+		return cs
+	}
+	listening, silent := connect(false), connect(true)
+	call := &mcp.CallToolParams{Name: "get_pane_info", Arguments: map[string]any{"pane_id": pane}}
+	time.Sleep(4 * idle)
+	if res, err := listening.CallTool(ctx, call); err != nil || res.IsError {
+		t.Errorf("the listening client after %v without a call: %v %v; want its session alive", 4*idle, err, res)
+	}
+	if _, err := silent.CallTool(ctx, call); err == nil {
+		t.Errorf("the client without a stream after %v without a call: its session is still alive; want it expired", 4*idle)
+	}
+}

@@ -153,6 +153,7 @@ func New(opts Options) (*Daemon, error) {
 	}
 	d.base, d.cancelBase = context.WithCancel(context.Background())
 	d.sessions = newSessionTable(opts.HTTP.MaxSessions, d.releaseSession)
+	d.sessions.pingEvery = opts.HTTP.IdleTimeout / 3
 	d.ms = opts.Server.MCP()
 	d.ms.AddReceivingMiddleware(d.identify) // outermost: the gate and the tools see the client
 	d.events = eventstore.New(eventStoreBytes)

@@ -20,6 +20,10 @@ type sessionTable struct {
 	max     int
 	release func(server.Owner)
 
+	// pingEvery, when set, is how often a live session's client is pinged
+	// (see keepListening).
+	pingEvery time.Duration
+
 	mu      sync.Mutex
 	live    map[*mcp.ServerSession]server.Owner
 	pending int            // new sessions being initialized right now
@@ -62,12 +66,41 @@ func (t *sessionTable) track(ss *mcp.ServerSession, owner server.Owner) {
 	t.mu.Unlock()
 	go func() {
 		defer t.ending.Done()
-		_ = ss.Wait()
+		ended := make(chan struct{})
+		go func() { _ = ss.Wait(); close(ended) }()
+		t.keepListening(ss, ended)
 		t.mu.Lock()
 		delete(t.live, ss)
 		t.mu.Unlock()
 		t.release(owner)
 	}()
+}
+
+// keepListening pings the session's client every pingEvery until the
+// session ends. The SDK's idle timer counts only POST requests, so a client
+// that holds its GET stream open to hear notifications, and makes no call
+// for the idle timeout, would lose its session and its subscriptions while
+// listening. The ping travels on that GET stream and the client's answer is
+// a POST, which restarts the timer; a client with no stream open, or gone,
+// never answers, and its session expires as before. A failed ping is not an
+// error: expiry is the idle timer's business.
+func (t *sessionTable) keepListening(ss *mcp.ServerSession, ended <-chan struct{}) {
+	if t.pingEvery <= 0 {
+		<-ended
+		return
+	}
+	tick := time.NewTicker(t.pingEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ended:
+			return
+		case <-tick.C:
+			ctx, cancel := context.WithTimeout(context.Background(), t.pingEvery)
+			_ = ss.Ping(ctx, nil)
+			cancel()
+		}
+	}
 }
 
 // closeAll closes every live session (shutdown).
