@@ -66,8 +66,14 @@ type tsClientRun struct {
 	SendKeys   struct {
 		IsError bool `json:"isError"`
 	} `json:"sendKeys"`
-	Updates []string `json:"updates"`
-	Content string   `json:"content"`
+	Updates   []string `json:"updates"`
+	Content   string   `json:"content"`
+	AfterIdle *struct {
+		IsError    bool `json:"isError"`
+		Structured struct {
+			PaneID string `json:"pane_id"`
+		} `json:"structured"`
+	} `json:"afterIdle"`
 }
 
 // TestHTTPTypeScriptClient drives serve --http with the official
@@ -80,14 +86,16 @@ func TestHTTPTypeScriptClient(t *testing.T) {
 	ts := tmuxtest.New(t)
 	ts.MustRun("respawn-pane", "-k", "-t", "%0", "sh")
 	token := newToken()
-	h := startHTTPD(t, ts, nil, "TMUX_MCP_HTTP_TOKEN="+token)
+	// A 1 s idle timeout, which the client outlasts without a call while
+	// it listens (TMUX_MCP_IDLE_MS): the server's pings keep its session.
+	h := startHTTPD(t, ts, []string{"--session-idle-timeout", "1s"}, "TMUX_MCP_HTTP_TOKEN="+token)
 
 	run := func(token string) (stdout, stderr string, err error) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, node, "client.mjs", h.Endpoint, "main", "%0")
 		cmd.Dir = tsClientDir
-		cmd.Env = append(tmuxtest.CleanEnv(), "TMUX_MCP_TOKEN="+token)
+		cmd.Env = append(tmuxtest.CleanEnv(), "TMUX_MCP_TOKEN="+token, "TMUX_MCP_IDLE_MS=3500")
 		var out, errb bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &out, &errb
 		err = cmd.Run()
@@ -135,7 +143,11 @@ func TestHTTPTypeScriptClient(t *testing.T) {
 		if !strings.Contains(got.Content, "ts-client-42") {
 			t.Errorf("pane content after send_keys: %q", got.Content)
 		}
-		t.Logf("TypeScript SDK client: protocol %s, %d tools, notifications %v", got.ProtocolVersion, len(got.Tools), got.Updates)
+		if got.AfterIdle == nil || got.AfterIdle.IsError || got.AfterIdle.Structured.PaneID != "%0" {
+			t.Errorf("get_pane_info after 3.5 s of listening with a 1 s idle timeout: %+v; want the session alive", got.AfterIdle)
+		}
+		t.Logf("TypeScript SDK client: protocol %s, %d tools, notifications %v, session alive after 3.5 s idle: %v",
+			got.ProtocolVersion, len(got.Tools), got.Updates, got.AfterIdle != nil && !got.AfterIdle.IsError)
 	})
 
 	t.Run("wrong token", func(t *testing.T) {

@@ -79,6 +79,16 @@ async function main() {
   const content = await client.readResource({ uri: contentURI });
   out.content = content.contents.map((c) => c.text).join('');
 
+  // Listen without calling for longer than the server's idle timeout
+  // (TMUX_MCP_IDLE_MS, when set): the server's pings on the GET stream,
+  // which the SDK answers by itself, must keep the session alive.
+  const idle = Number(process.env.TMUX_MCP_IDLE_MS ?? 0);
+  if (idle > 0) {
+    await sleep(idle);
+    const again = await client.callTool({ name: 'get_pane_info', arguments: { pane_id: pane } });
+    out.afterIdle = { isError: again.isError ?? false, structured: again.structuredContent };
+  }
+
   await transport.terminateSession();
   await client.close();
   console.log(JSON.stringify(out));
