@@ -33,18 +33,13 @@ func (n noKeepAlive) RoundTrip(r *http.Request) (*http.Response, error) {
 	return n.rt.RoundTrip(r)
 }
 
-// TestSessionsLeaveNothingBehind: a daemon left running for days serves
-// clients that come and go. Rounds of sessions that end by DELETE (an SDK
-// client's Close, after a call and a resource subscription) and of
-// sessions abandoned after a call (ended by the idle timeout) leave
-// nothing behind: no live session, no event store entry, no in-flight
-// count, and the goroutine count back where it was.
-func TestSessionsLeaveNothingBehind(t *testing.T) {
-	if testing.Short() {
-		t.Skip("several rounds of sessions")
-	}
+// churnDaemon serves one tmux server (its pane is pane) through the whole
+// HTTP handler, with churnToken as its only token and the given idle
+// timeout.
+func churnDaemon(t *testing.T, idle time.Duration) (d *Daemon, hs *httptest.Server, pane string) {
+	t.Helper()
 	ts := tmuxtest.New(t)
-	pane := strings.TrimSpace(ts.MustRun("display-message", "-p", "-t", "main:0.0", "#{pane_id}"))
+	pane = strings.TrimSpace(ts.MustRun("display-message", "-p", "-t", "main:0.0", "#{pane_id}"))
 	cfg := config.Config{Safety: config.Mutating, TmuxBin: ts.Bin, SocketName: ts.Socket.Name, Engine: "control"}
 	srv, err := server.New(cfg, server.Options{Audit: audit.New(io.Discard), ChildEnv: tmuxtest.CleanEnv()})
 	if err != nil {
@@ -55,15 +50,29 @@ func TestSessionsLeaveNothingBehind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const idle = 700 * time.Millisecond
-	d, err := New(Options{Server: srv, Checkers: []TokenChecker{st}, HTTP: config.HTTP{IdleTimeout: idle}})
+	d, err = New(Options{Server: srv, Checkers: []TokenChecker{st}, HTTP: config.HTTP{IdleTimeout: idle}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(nil)
+	hs = httptest.NewServer(nil)
 	d.origins.addLoopback(hs.Listener.Addr(), false)
 	hs.Config.Handler = d.Handler()
 	t.Cleanup(hs.Close)
+	return d, hs, pane
+}
+
+// TestSessionsLeaveNothingBehind: a daemon left running for days serves
+// clients that come and go. Rounds of sessions that end by DELETE (an SDK
+// client's Close, after a call and a resource subscription) and of
+// sessions abandoned after a call (ended by the idle timeout) leave
+// nothing behind: no live session, no event store entry, no in-flight
+// count, and the goroutine count back where it was.
+func TestSessionsLeaveNothingBehind(t *testing.T) {
+	if testing.Short() {
+		t.Skip("several rounds of sessions")
+	}
+	const idle = 700 * time.Millisecond
+	d, hs, pane := churnDaemon(t, idle)
 	client := &http.Client{Transport: noKeepAlive{&http.Transport{DisableKeepAlives: true}}}
 	ctx := context.Background()
 	call := &mcp.CallToolParams{Name: "get_pane_info", Arguments: map[string]any{"pane_id": pane}}
@@ -162,27 +171,8 @@ func TestSessionsLeaveNothingBehind(t *testing.T) {
 // session (the server's pings, answered on the stream, count as activity),
 // while a client with no stream open is still expired on time.
 func TestListeningSessionOutlivesIdleTimeout(t *testing.T) {
-	ts := tmuxtest.New(t)
-	pane := strings.TrimSpace(ts.MustRun("display-message", "-p", "-t", "main:0.0", "#{pane_id}"))
-	cfg := config.Config{Safety: config.Mutating, TmuxBin: ts.Bin, SocketName: ts.Socket.Name, Engine: "control"}
-	srv, err := server.New(cfg, server.Options{Audit: audit.New(io.Discard), ChildEnv: tmuxtest.CleanEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close(context.Background()) })
-	st, err := ParseTokens(strings.NewReader(churnToken+" churn\n"), config.Mutating)
-	if err != nil {
-		t.Fatal(err)
-	}
 	const idle = 900 * time.Millisecond
-	d, err := New(Options{Server: srv, Checkers: []TokenChecker{st}, HTTP: config.HTTP{IdleTimeout: idle}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(nil)
-	d.origins.addLoopback(hs.Listener.Addr(), false)
-	hs.Config.Handler = d.Handler()
-	t.Cleanup(hs.Close)
+	_, hs, pane := churnDaemon(t, idle)
 	ctx := context.Background()
 	connect := func(noStream bool) *mcp.ClientSession {
 		tr := &mcp.StreamableClientTransport{Endpoint: hs.URL + Endpoint, MaxRetries: -1, DisableStandaloneSSE: noStream,
