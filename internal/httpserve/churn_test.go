@@ -171,7 +171,7 @@ func TestSessionsLeaveNothingBehind(t *testing.T) {
 // session (the server's pings, answered on the stream, count as activity),
 // while a client with no stream open is still expired on time.
 func TestListeningSessionOutlivesIdleTimeout(t *testing.T) {
-	const idle = 900 * time.Millisecond
+	const idle = 1500 * time.Millisecond // pings every 500 ms
 	_, hs, pane := churnDaemon(t, idle)
 	ctx := context.Background()
 	connect := func(noStream bool) *mcp.ClientSession {
@@ -187,11 +187,11 @@ func TestListeningSessionOutlivesIdleTimeout(t *testing.T) {
 	}
 	listening, silent := connect(false), connect(true)
 	call := &mcp.CallToolParams{Name: "get_pane_info", Arguments: map[string]any{"pane_id": pane}}
-	time.Sleep(4 * idle)
+	time.Sleep(3 * idle)
 	if res, err := listening.CallTool(ctx, call); err != nil || res.IsError {
-		t.Errorf("the listening client after %v without a call: %v %v; want its session alive", 4*idle, err, res)
+		t.Errorf("the listening client after %v without a call: %v %v; want its session alive", 3*idle, err, res)
 	}
 	if _, err := silent.CallTool(ctx, call); err == nil {
-		t.Errorf("the client without a stream after %v without a call: its session is still alive; want it expired", 4*idle)
+		t.Errorf("the client without a stream after %v without a call: its session is still alive; want it expired", 3*idle)
 	}
 }
