@@ -90,11 +90,12 @@ type mcpProc struct {
 func startProc(t *testing.T, cmd *exec.Cmd) *mcpProc {
 	t.Helper()
 	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
+	stdout, started := stdoutPipe(t, cmd)
 	cmd.Stderr = io.Discard
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	started()
 	transport := &mcp.IOTransport{Reader: stdout, Writer: stdin}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

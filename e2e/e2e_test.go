@@ -49,6 +49,25 @@ func serverCmd(ts *tmuxtest.Server, extraEnv ...string) *exec.Cmd {
 	return cmd
 }
 
+// stdoutPipe is cmd.StdoutPipe without its race at exit: exec closes the
+// pipe it makes as soon as Wait sees the process exit, so a reader still
+// behind (a loaded machine) loses the last lines the process wrote, its
+// answers at end of input, which is what several tests check. The read
+// end of this pipe is the test's: it reads to EOF, which comes once the
+// process has exited and everything it wrote has been read, whenever Wait
+// runs. Call started after cmd.Start: it closes this process's copy of the
+// write end.
+func stdoutPipe(t testing.TB, cmd *exec.Cmd) (r *os.File, started func()) {
+	t.Helper()
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout = pw
+	t.Cleanup(func() { _ = pr.Close(); _ = pw.Close() })
+	return pr, func() { _ = pw.Close() }
+}
+
 func connect(t *testing.T, cmd *exec.Cmd) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

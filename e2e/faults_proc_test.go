@@ -66,13 +66,13 @@ func startFault(t testing.TB, ts *tmuxtest.Server, dir string, env ...string) *f
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)
 	}
-	if p.stdout, err = cmd.StdoutPipe(); err != nil {
-		t.Fatal(err)
-	}
+	stdout, started := stdoutPipe(t, cmd)
+	p.stdout = stdout
 	cmd.Stderr = p.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	started()
 	go func() {
 		p.exitErr = cmd.Wait()
 		p.exitedAt = time.Now()

@@ -31,11 +31,12 @@ func startRaw(t *testing.T, ts *tmuxtest.Server, protocolVersion string, extraEn
 	t.Helper()
 	p := &rawProc{t: t, cmd: serverCmd(ts, extraEnv...), lines: make(chan []byte, 64), exited: make(chan struct{})}
 	p.stdin, _ = p.cmd.StdinPipe()
-	stdout, _ := p.cmd.StdoutPipe()
+	stdout, started := stdoutPipe(t, p.cmd)
 	p.cmd.Stderr = &p.stderr
 	if err := p.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	started()
 	go func() {
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 1<<20), 1<<26)
