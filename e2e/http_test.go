@@ -902,3 +902,61 @@ func TestHTTPInsecureRemote(t *testing.T) {
 		t.Errorf("without a token: %d %s", resp.StatusCode, body)
 	}
 }
+
+// TestHTTPReloadTokensOnSIGHUP: the daemon reads --tokens-file again on
+// SIGHUP. A removed token is refused from then on and its session is
+// closed; a kept one goes on; a file made unsafe (readable by others) is
+// not loaded, the tokens in use stay, and the daemon keeps serving.
+func TestHTTPReloadTokensOnSIGHUP(t *testing.T) {
+	ts := tmuxtest.New(t)
+	dir := t.TempDir()
+	keep, drop := newToken(), newToken()
+	path := writeTokensFile(t, dir, []string{keep, drop}, []string{"keep", "drop"})
+	h := startHTTPD(t, ts, []string{"--tokens-file", path})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	call := &mcp.CallToolParams{Name: "list_sessions", Arguments: map[string]any{}}
+	kept, err := dialHTTPD(ctx, h, keep, "2025-11-25", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kept.Close()
+	dropped, err := dialHTTPD(ctx, h, drop, "2025-11-25", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dropped.Close()
+	hup := func(want string) {
+		t.Helper()
+		from := h.log.Len()
+		if err := h.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+			t.Fatal(err)
+		}
+		for deadline := time.Now().Add(5 * time.Second); !strings.Contains(h.log.String()[from:], want); time.Sleep(20 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("no %q in the log after SIGHUP:\n%s", want, h.log.String()[from:])
+			}
+		}
+	}
+
+	writeTokensFile(t, dir, []string{keep}, []string{"keep"})
+	hup(`"msg":"tokens file reloaded"`)
+	if _, err := dialHTTPD(ctx, h, drop, "2025-11-25", nil); err == nil {
+		t.Error("the removed token still connects")
+	}
+	if _, err := dropped.CallTool(ctx, call); err == nil {
+		t.Error("the removed token's session still answers")
+	}
+	if res, err := kept.CallTool(ctx, call); err != nil || res.IsError {
+		t.Errorf("the kept token's session: %v %v", err, res)
+	}
+
+	// An unsafe file is refused; the tokens in use stay.
+	if err := os.Chmod(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	hup("the tokens file was not reloaded")
+	if res, err := kept.CallTool(ctx, call); err != nil || res.IsError {
+		t.Errorf("after a refused reload: %v %v", err, res)
+	}
+}

@@ -10,6 +10,8 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
@@ -69,11 +71,50 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg config.Config, logge
 	}
 	logger.Info("serving MCP over streamable HTTP", "url", url, "safety", cfg.Safety.String(),
 		"idle_timeout", h.IdleTimeout.String(), "max_sessions", h.MaxSessions, "max_inflight", h.MaxInFlight)
+	if cr.TokensFile != nil {
+		stop := reloadOnHangup(ctx, cr.TokensFile, d, logger)
+		defer stop()
+	}
 	if err := d.Serve(ctx, ln, tlsConfig); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		logger.Error("HTTP server stopped", "error", err)
 		return 1
 	}
 	return 0
+}
+
+// reloadOnHangup reads the tokens file again on every SIGHUP, so a token
+// is revoked or rotated without a restart: the new tokens take effect for
+// the next request, and what the clients of a removed or replaced token
+// hold open (sessions, listen streams) is ended. A file that no longer
+// passes the checks (permissions, syntax) is not loaded: the tokens in use
+// stay, and the error is logged. The returned func stops listening.
+func reloadOnHangup(ctx context.Context, tf *httpserve.TokensFile, d *httpserve.Daemon, logger *slog.Logger) (stop func()) {
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			case <-hup:
+				changed, err := tf.Reload()
+				if err != nil {
+					logErrors(logger, fmt.Errorf("SIGHUP: the tokens file was not reloaded, the tokens in use stay: %w", err))
+					continue
+				}
+				ended := d.Revoke(changed)
+				logger.Info("tokens file reloaded", "file", tf.Path(), "tokens", tf.Len(),
+					"revoked", len(changed), "sessions_and_streams_ended", ended)
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		close(done)
+	}
 }
 
 // doctorHTTP reports the HTTP daemon's credentials and whether one answers

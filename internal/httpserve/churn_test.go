@@ -34,9 +34,9 @@ func (n noKeepAlive) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // churnDaemon serves one tmux server (its pane is pane) through the whole
-// HTTP handler, with churnToken as its only token and the given idle
-// timeout.
-func churnDaemon(t *testing.T, idle time.Duration) (d *Daemon, hs *httptest.Server, pane string) {
+// HTTP handler, with the given idle timeout and checkers (none: churnToken
+// is the only token).
+func churnDaemon(t *testing.T, idle time.Duration, checkers ...TokenChecker) (d *Daemon, hs *httptest.Server, pane string) {
 	t.Helper()
 	ts := tmuxtest.New(t)
 	pane = strings.TrimSpace(ts.MustRun("display-message", "-p", "-t", "main:0.0", "#{pane_id}"))
@@ -50,7 +50,10 @@ func churnDaemon(t *testing.T, idle time.Duration) (d *Daemon, hs *httptest.Serv
 	if err != nil {
 		t.Fatal(err)
 	}
-	d, err = New(Options{Server: srv, Checkers: []TokenChecker{st}, HTTP: config.HTTP{IdleTimeout: idle}})
+	if len(checkers) == 0 {
+		checkers = []TokenChecker{st}
+	}
+	d, err = New(Options{Server: srv, Checkers: checkers, HTTP: config.HTTP{IdleTimeout: idle}})
 	if err != nil {
 		t.Fatal(err)
 	}

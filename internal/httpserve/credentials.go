@@ -17,6 +17,10 @@ type Credentials struct {
 	Checkers            []TokenChecker
 	OAuthMetadata       http.Handler
 	ResourceMetadataURL string
+
+	// TokensFile is the --tokens-file checker (one of Checkers), to
+	// reload on SIGHUP; nil without a tokens file.
+	TokensFile *TokensFile
 }
 
 // EnvTokenName is the name of the TMUX_MCP_HTTP_TOKEN token in logs and
@@ -32,12 +36,13 @@ func LoadCredentials(ctx context.Context, cfg config.Config, resourceURL string,
 	var cr Credentials
 	h := cfg.HTTP
 	if h.TokensFile != "" {
-		st, err := LoadTokensFile(h.TokensFile, cfg.Safety)
+		tf, err := OpenTokensFile(h.TokensFile, cfg.Safety)
 		if err != nil {
 			return cr, err
 		}
-		cr.Checkers = append(cr.Checkers, st)
-		log.Info("bearer tokens loaded", "file", h.TokensFile, "tokens", st.Len())
+		cr.Checkers = append(cr.Checkers, tf)
+		cr.TokensFile = tf
+		log.Info("bearer tokens loaded", "file", h.TokensFile, "tokens", tf.Len())
 	}
 	if h.Token != "" {
 		st, err := SingleToken(h.Token, EnvTokenName, cfg.Safety)

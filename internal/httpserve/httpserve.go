@@ -114,6 +114,7 @@ type Daemon struct {
 	stateful  *mcp.StreamableHTTPHandler
 	stateless *mcp.StreamableHTTPHandler
 	sessions  *sessionTable
+	listens   listenStreams     // open subscriptions/listen streams, for Revoke
 	events    *eventstore.Store // what stateful sessions may replay
 	limits    *inflightTable
 	origins   originPolicy

@@ -488,6 +488,12 @@ func (d *Daemon) limit(next http.Handler) http.Handler {
 			}
 			defer d.sessions.unreserve()
 		}
+		if listen {
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer d.listens.add(id.Name, cancel)()
+			r = r.WithContext(ctx)
+		}
 		next.ServeHTTP(w, r)
 	})
 }

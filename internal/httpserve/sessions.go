@@ -25,13 +25,13 @@ type sessionTable struct {
 	pingEvery time.Duration
 
 	mu      sync.Mutex
-	live    map[*mcp.ServerSession]server.Owner
-	pending int            // new sessions being initialized right now
-	ending  sync.WaitGroup // releases in progress
+	live    map[*mcp.ServerSession]string // the token name of each
+	pending int                           // new sessions being initialized right now
+	ending  sync.WaitGroup                // releases in progress
 }
 
 func newSessionTable(max int, release func(server.Owner)) *sessionTable {
-	return &sessionTable{max: max, release: release, live: map[*mcp.ServerSession]server.Owner{}}
+	return &sessionTable{max: max, release: release, live: map[*mcp.ServerSession]string{}}
 }
 
 // reserve takes a place for a session about to be created; false when
@@ -53,15 +53,16 @@ func (t *sessionTable) unreserve() {
 	t.mu.Unlock()
 }
 
-// track records a live session the first time one of its requests is seen
-// and arranges its release when it ends.
-func (t *sessionTable) track(ss *mcp.ServerSession, owner server.Owner) {
+// track records a live session of the token name the first time one of
+// its requests is seen and arranges the release of owner's state when it
+// ends.
+func (t *sessionTable) track(ss *mcp.ServerSession, name string, owner server.Owner) {
 	t.mu.Lock()
 	if _, ok := t.live[ss]; ok {
 		t.mu.Unlock()
 		return
 	}
-	t.live[ss] = owner
+	t.live[ss] = name
 	t.ending.Add(1)
 	t.mu.Unlock()
 	go func() {
@@ -101,6 +102,87 @@ func (t *sessionTable) keepListening(ss *mcp.ServerSession, ended <-chan struct{
 			cancel()
 		}
 	}
+}
+
+// closeNamed closes the live sessions of the given token names and returns
+// how many; each is then released as any ending session is.
+func (t *sessionTable) closeNamed(names map[string]bool) int {
+	t.mu.Lock()
+	var hit []*mcp.ServerSession
+	for ss, name := range t.live {
+		if names[name] {
+			hit = append(hit, ss)
+		}
+	}
+	t.mu.Unlock()
+	for _, ss := range hit {
+		_ = ss.Close()
+	}
+	return len(hit)
+}
+
+// listenStreams are the open subscriptions/listen requests by token name,
+// each with the cancel of its request's context, so a revoked token's
+// streams can be ended (a stateless stream has no session to close).
+type listenStreams struct {
+	mu     sync.Mutex
+	next   int
+	byName map[string]map[int]context.CancelFunc
+}
+
+// add records a stream and returns its removal.
+func (l *listenStreams) add(name string, cancel context.CancelFunc) (remove func()) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.byName == nil {
+		l.byName = map[string]map[int]context.CancelFunc{}
+	}
+	if l.byName[name] == nil {
+		l.byName[name] = map[int]context.CancelFunc{}
+	}
+	l.next++
+	k := l.next
+	l.byName[name][k] = cancel
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		delete(l.byName[name], k)
+		if len(l.byName[name]) == 0 {
+			delete(l.byName, name)
+		}
+	}
+}
+
+// end cancels the streams of the given names and returns how many.
+func (l *listenStreams) end(names map[string]bool) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for name := range names {
+		for _, cancel := range l.byName[name] {
+			cancel()
+			n++
+		}
+	}
+	return n
+}
+
+// Revoke ends what the clients of the given token names hold open: their
+// stateful sessions are closed (and their runs, cursors, buffers and
+// subscriptions released, as at any session's end) and their
+// subscriptions/listen streams ended. It is for tokens that were removed
+// or replaced (TokensFile.Reload): from then on their requests get 401,
+// and nothing opened with them keeps receiving notifications. It returns
+// how many sessions and streams it ended.
+func (d *Daemon) Revoke(names []string) int {
+	if len(names) == 0 {
+		return 0
+	}
+	set := make(map[string]bool, len(names))
+	for _, n := range names {
+		set[n] = true
+	}
+	return d.sessions.closeNamed(set) + d.listens.end(set)
 }
 
 // closeAll closes every live session (shutdown).
@@ -151,7 +233,7 @@ func (d *Daemon) identify(next mcp.MethodHandler) mcp.MethodHandler {
 		owner := server.Owner("http:" + name)
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil && ss.ID() != "" {
 			owner += server.Owner("/" + ss.ID())
-			d.sessions.track(ss, owner)
+			d.sessions.track(ss, name, owner)
 		}
 		ctx = server.WithOwner(ctx, owner)
 		ctx = server.WithClient(ctx, server.Client{Name: name, Tier: tier})

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
@@ -170,6 +171,61 @@ func LoadTokensFile(path string, serverTier config.Tier) (*StaticTokens, error) 
 		return nil, fmt.Errorf("%w: tokens file %s: %w", config.ErrInvalid, path, err)
 	}
 	return st, nil
+}
+
+// TokensFile is the checker of --tokens-file: the file's tokens, read
+// again by Reload, so an operator revokes or rotates a token without
+// restarting the daemon (and ending every client's session).
+type TokensFile struct {
+	path string
+	tier config.Tier
+	cur  atomic.Pointer[StaticTokens]
+}
+
+// OpenTokensFile loads path (LoadTokensFile) as a reloadable checker.
+func OpenTokensFile(path string, serverTier config.Tier) (*TokensFile, error) {
+	st, err := LoadTokensFile(path, serverTier)
+	if err != nil {
+		return nil, err
+	}
+	tf := &TokensFile{path: path, tier: serverTier}
+	tf.cur.Store(st)
+	return tf, nil
+}
+
+// Check implements TokenChecker with the tokens last loaded.
+func (tf *TokensFile) Check(ctx context.Context, token string) (Identity, error) {
+	return tf.cur.Load().Check(ctx, token)
+}
+
+// Len is the number of tokens last loaded.
+func (tf *TokensFile) Len() int { return tf.cur.Load().Len() }
+
+// Path is the file's path.
+func (tf *TokensFile) Path() string { return tf.path }
+
+// Reload reads the file again, with the checks of the first load. When
+// anything is wrong with it the tokens in use stay and the error says why.
+// Otherwise the new tokens take effect for every request from now on, and
+// Reload returns the names whose token was removed or replaced, or whose
+// tier changed: what their clients opened with the old token (sessions,
+// listen streams) must not outlive it (Daemon.Revoke).
+func (tf *TokensFile) Reload() (changed []string, err error) {
+	st, err := LoadTokensFile(tf.path, tf.tier)
+	if err != nil {
+		return nil, err
+	}
+	old := tf.cur.Swap(st)
+	now := make(map[string]staticToken, len(st.entries))
+	for _, e := range st.entries {
+		now[e.id.Name] = e
+	}
+	for _, e := range old.entries {
+		if n, ok := now[e.id.Name]; !ok || n.sum != e.sum || n.id.Tier != e.id.Tier {
+			changed = append(changed, e.id.Name)
+		}
+	}
+	return changed, nil
 }
 
 // ErrFileExposed is returned for a secret file that others can read.

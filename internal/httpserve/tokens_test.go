@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -135,6 +136,70 @@ func TestCheckBind(t *testing.T) {
 		warn, err := CheckBind(tc.addr, tc.tls, tc.insecure)
 		if (err != nil) != tc.wantErr || (warn != "") != tc.warned {
 			t.Errorf("CheckBind(%q, tls=%v, insecure=%v) = %q, %v", tc.addr, tc.tls, tc.insecure, warn, err)
+		}
+	}
+}
+
+// TestTokensFileReload: Reload swaps in the file's new tokens and names the
+// ones removed, replaced or given another tier; a file that fails the
+// checks leaves the tokens in use alone.
+func TestTokensFileReload(t *testing.T) {
+	const alice, alice2, bob, carol, dave = "alice-token-aaaaaaaaaa", "alice-token-rotated-aa", "bob-token-bbbbbbbbbbbb", "carol-token-cccccccccc", "dave-token-dddddddddddd"
+	p := filepath.Join(t.TempDir(), "tokens")
+	write := func(body string, mode os.FileMode) {
+		t.Helper()
+		if err := os.WriteFile(p, []byte(body), mode); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(p, mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(alice+" alice\n"+bob+" bob\n"+carol+" carol\n"+dave+" dave mutating\n", 0o600)
+	tf, err := OpenTokensFile(p, config.Mutating)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepts := func(token, name string) bool {
+		id, err := tf.Check(context.Background(), token)
+		return err == nil && id.Name == name
+	}
+	// alice rotated, bob removed, carol kept, dave down to read-only.
+	write(alice2+" alice\n"+carol+" carol\n"+dave+" dave readonly\n", 0o600)
+	changed, err := tf.Reload()
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(changed)
+	if !slices.Equal(changed, []string{"alice", "bob", "dave"}) {
+		t.Errorf("changed = %v, want [alice bob dave]", changed)
+	}
+	for _, c := range []struct {
+		token, name string
+		ok          bool
+	}{{alice, "alice", false}, {alice2, "alice", true}, {bob, "bob", false}, {carol, "carol", true}, {dave, "dave", true}} {
+		if got := accepts(c.token, c.name); got != c.ok {
+			t.Errorf("after the reload, %s's token %.10s… accepted = %v, want %v", c.name, c.token, got, c.ok)
+		}
+	}
+	if id, _ := tf.Check(context.Background(), dave); id.Tier != config.Readonly {
+		t.Errorf("dave's tier after the reload: %v, want readonly", id.Tier)
+	}
+	// A file others can read, and one with a bad line, are not loaded.
+	for _, bad := range []struct {
+		body string
+		mode os.FileMode
+		want string
+	}{
+		{bob + " bob\n", 0o644, "readable by other users"},
+		{bob + " bob admin\n", 0o600, "tier must be"},
+	} {
+		write(bad.body, bad.mode)
+		if changed, err := tf.Reload(); err == nil || !strings.Contains(err.Error(), bad.want) || changed != nil {
+			t.Errorf("reloading a bad file: %v, %v; want an error saying %q", changed, err, bad.want)
+		}
+		if !accepts(alice2, "alice") || accepts(bob, "bob") {
+			t.Errorf("a bad file changed the tokens in use")
 		}
 	}
 }
