@@ -402,11 +402,12 @@ const inflightGrace = 500 * time.Millisecond
 
 // inflightTable counts each client's requests in flight.
 type inflightTable struct {
-	max   int
-	grace time.Duration
-	mu    sync.Mutex
-	n     map[clientKey]int
-	freed chan struct{} // closed and replaced by every release
+	max     int
+	grace   time.Duration
+	mu      sync.Mutex
+	n       map[clientKey]int
+	waiting int           // acquires waiting for a slot
+	freed   chan struct{} // closed and replaced by a release while any wait
 }
 
 // clientKey is a client as the limits count it: token name and session.
@@ -428,17 +429,24 @@ func (t *inflightTable) acquire(ctx context.Context, key clientKey) bool {
 			return true
 		}
 		freed := t.freed
+		t.waiting++
 		t.mu.Unlock()
 		if timeout == nil {
 			timer := time.NewTimer(t.grace)
 			defer timer.Stop()
 			timeout = timer.C
 		}
+		var ok bool
 		select {
 		case <-freed:
+			ok = true
 		case <-timeout:
-			return false
 		case <-ctx.Done():
+		}
+		t.mu.Lock()
+		t.waiting--
+		t.mu.Unlock()
+		if !ok {
 			return false
 		}
 	}
@@ -450,8 +458,10 @@ func (t *inflightTable) release(key clientKey) {
 	if t.n[key]--; t.n[key] <= 0 {
 		delete(t.n, key)
 	}
-	close(t.freed)
-	t.freed = make(chan struct{})
+	if t.waiting > 0 { // the common case, nobody waiting, allocates nothing
+		close(t.freed)
+		t.freed = make(chan struct{})
+	}
 }
 
 // limit enforces the caps: at most MaxInFlight requests in flight per
