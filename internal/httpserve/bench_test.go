@@ -68,7 +68,7 @@ func BenchmarkHTTPGetPaneInfo(b *testing.B) {
 			sessions := make([]*mcp.ClientSession, benchClients)
 			for i := range sessions {
 				tr := &mcp.StreamableClientTransport{Endpoint: hs.URL + Endpoint, MaxRetries: -1,
-					HTTPClient: &http.Client{Transport: bearerRT{fmt.Sprintf("tok-%02d-aaaaaaaaaaaaaaaaaaaa", i)}}}
+					HTTPClient: &http.Client{Transport: bearerRT{token: fmt.Sprintf("tok-%02d-aaaaaaaaaaaaaaaaaaaa", i)}}}
 				cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "0"}, nil).
 					Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: proto})
 				if err != nil {

@@ -22,15 +22,11 @@ import (
 
 const churnToken = "churn-token-aaaaaaaaaaaaaaaa"
 
-// noKeepAlive authenticates as churnToken on a transport that keeps no idle
-// connection, so a finished client leaves no connection (and no server
-// goroutine) behind.
-type noKeepAlive struct{ rt *http.Transport }
-
-func (n noKeepAlive) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+churnToken)
-	return n.rt.RoundTrip(r)
+// churnClient authenticates as churnToken on a transport that keeps no
+// idle connection, so a finished client leaves no connection (and no
+// server goroutine) behind.
+func churnClient() *http.Client {
+	return &http.Client{Transport: bearerRT{token: churnToken, base: &http.Transport{DisableKeepAlives: true}}}
 }
 
 // churnDaemon serves one tmux server (its pane is pane) through the whole
@@ -76,7 +72,7 @@ func TestSessionsLeaveNothingBehind(t *testing.T) {
 	}
 	const idle = 700 * time.Millisecond
 	d, hs, pane := churnDaemon(t, idle)
-	client := &http.Client{Transport: noKeepAlive{&http.Transport{DisableKeepAlives: true}}}
+	client := churnClient()
 	ctx := context.Background()
 	call := &mcp.CallToolParams{Name: "get_pane_info", Arguments: map[string]any{"pane_id": pane}}
 
@@ -179,7 +175,7 @@ func TestListeningSessionOutlivesIdleTimeout(t *testing.T) {
 	ctx := context.Background()
 	connect := func(noStream bool) *mcp.ClientSession {
 		tr := &mcp.StreamableClientTransport{Endpoint: hs.URL + Endpoint, MaxRetries: -1, DisableStandaloneSSE: noStream,
-			HTTPClient: &http.Client{Transport: noKeepAlive{&http.Transport{DisableKeepAlives: true}}}}
+			HTTPClient: churnClient()}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "listener", Version: "0"}, nil).
 			Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 		if err != nil {

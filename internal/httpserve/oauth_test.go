@@ -160,7 +160,7 @@ func TestOAuth(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "jwt", Version: "0"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: ts.URL + Endpoint, HTTPClient: &http.Client{Transport: bearerRT{reader}}, MaxRetries: -1}, nil)
+		&mcp.StreamableClientTransport{Endpoint: ts.URL + Endpoint, HTTPClient: &http.Client{Transport: bearerRT{token: reader}}, MaxRetries: -1}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,7 +36,7 @@ func TestRevokeEndsWhatOldTokensHold(t *testing.T) {
 	uri := "tmux://panes/" + strings.ReplaceAll(pane, "%", "%25") + "/content"
 	call := &mcp.CallToolParams{Name: "get_pane_info", Arguments: map[string]any{"pane_id": pane}}
 	connect := func(token, proto string) (*mcp.ClientSession, error) {
-		tr := &mcp.StreamableClientTransport{Endpoint: hs.URL + Endpoint, MaxRetries: -1, HTTPClient: &http.Client{Transport: bearerRT{token}}}
+		tr := &mcp.StreamableClientTransport{Endpoint: hs.URL + Endpoint, MaxRetries: -1, HTTPClient: &http.Client{Transport: bearerRT{token: token}}}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "revoke", Version: "0"}, nil).
 			Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: proto})
 		if err == nil {

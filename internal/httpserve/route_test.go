@@ -15,12 +15,19 @@ import (
 	"github.com/tmux-mcp/tmux-mcp/internal/server"
 )
 
-type bearerRT struct{ token string }
+// bearerRT authenticates as token over base (nil: http.DefaultTransport).
+type bearerRT struct {
+	token string
+	base  http.RoundTripper
+}
 
 func (b bearerRT) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("Authorization", "Bearer "+b.token)
-	return http.DefaultTransport.RoundTrip(r)
+	if b.base == nil {
+		return http.DefaultTransport.RoundTrip(r)
+	}
+	return b.base.RoundTrip(r)
 }
 
 // sessionSpy records whether responses carried Mcp-Session-Id.
@@ -72,7 +79,7 @@ func TestRouting(t *testing.T) {
 	}
 	counts := map[string]int{}
 	for _, tc := range tests {
-		spy := &sessionSpy{ids: map[string]bool{}, base: bearerRT{"aaaaaaaaaaaaaaaaaaaa"}}
+		spy := &sessionSpy{ids: map[string]bool{}, base: bearerRT{token: "aaaaaaaaaaaaaaaaaaaa"}}
 		tr := &mcp.StreamableClientTransport{Endpoint: ts.URL + Endpoint, HTTPClient: &http.Client{Transport: spy}, MaxRetries: -1}
 		cs, err := mcp.NewClient(&mcp.Implementation{Name: "route", Version: "0"}, nil).
 			Connect(ctx, tr, &mcp.ClientSessionOptions{ProtocolVersion: tc.version})
