@@ -567,7 +567,12 @@ func TestFaultFuzz(t *testing.T) {
 		t.Errorf("%d crashes", n)
 	}
 	if n := c.timeouts.Load(); n > 0 {
-		t.Errorf("%d calls hung past %v", n, callBound)
+		// The details again, last: CI keeps only the head and the tail of
+		// a failing test's output, and the findings above sit between.
+		f.findMu.Lock()
+		details := strings.Join(f.findings["timeout"], "\n")
+		f.findMu.Unlock()
+		t.Errorf("%d calls hung past %v:\n%s", n, callBound, clip(details, 4000))
 	}
 	if n := c.tmuxStuck.Load(); n > 0 {
 		t.Errorf("%d times a call left the tmux server unresponsive (see tmux_stuck above)", n)
