@@ -5,8 +5,10 @@
 # calls (get_pane_info, list_panes, capture_pane, send_keys into its own
 # pane, one run_command each) against one `serve --http` process; then the
 # same with 10 clients subscribed to their own pane's content; then
-# get_pane_info alone. Once per protocol generation (2025-11-25 sessions,
-# 2026-07-28 stateless). Prints p50/p99 per tool and calls/s per phase.
+# get_pane_info alone, back to back (the most calls per second) and at a
+# steady 1,000 calls/s (latency at a rate). Once per protocol generation
+# (2025-11-25 sessions, 2026-07-28 stateless). Prints p50/p99 per tool,
+# calls/s, the server's own p50/p99 and each process's CPU per phase.
 #
 #   scripts/http-load.sh                  # 200 calls per client per phase
 #   CALLS=500 scripts/http-load.sh        # more
