@@ -70,7 +70,8 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg config.Config, logge
 		return 2
 	}
 	logger.Info("serving MCP over streamable HTTP", "url", url, "safety", cfg.Safety.String(),
-		"idle_timeout", h.IdleTimeout.String(), "max_sessions", h.MaxSessions, "max_inflight", h.MaxInFlight)
+		"idle_timeout", h.IdleTimeout.String(), "max_sessions", h.MaxSessions, "max_inflight", h.MaxInFlight,
+		"max_connections", d.MaxConnections())
 	if cr.TokensFile != nil {
 		stop := reloadOnHangup(ctx, cr.TokensFile, d, logger)
 		defer stop()

@@ -104,6 +104,10 @@ type Options struct {
 	ResourceMetadataURL string
 
 	MaxBodyBytes int64 // 0: DefaultMaxBodyBytes
+
+	// MaxConnections caps the connections open at once (see connlimit.go);
+	// 0 derives it from HTTP.MaxSessions and the open-file limit.
+	MaxConnections int
 }
 
 // Daemon is the HTTP face of one tmux-mcp server.
@@ -125,7 +129,13 @@ type Daemon struct {
 	cancelBase context.CancelFunc
 
 	bodyReadTimeout time.Duration // tests: 0 is bodyReadTimeout
+	maxConns        int
+	conns           atomic.Pointer[limitListener] // set by Serve
 }
+
+// MaxConnections is how many connections the daemon keeps open at once;
+// more wait in the kernel's backlog until one closes.
+func (d *Daemon) MaxConnections() int { return d.maxConns }
 
 // New builds the daemon; Listen-time details (the default allowed origins
 // name the port) come with Serve.
@@ -158,6 +168,10 @@ func New(opts Options) (*Daemon, error) {
 	d.ms = opts.Server.MCP()
 	d.ms.AddReceivingMiddleware(d.identify) // outermost: the gate and the tools see the client
 	d.events = eventstore.New(eventStoreBytes)
+	d.maxConns = opts.MaxConnections
+	if d.maxConns <= 0 {
+		d.maxConns = connCap(opts.HTTP.MaxSessions, openFileLimit())
+	}
 	sdkLog := slog.New(levelFilter{d.log.Handler(), slog.LevelWarn})
 	get := func(*http.Request) *mcp.Server { return d.ms }
 	d.stateful = mcp.NewStreamableHTTPHandler(get, &mcp.StreamableHTTPOptions{
@@ -257,8 +271,11 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 		BaseContext:       func(net.Listener) context.Context { return d.base },
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
+	lim := newLimitListener(ln, d.maxConns)
+	d.conns.Store(lim)
+	ln = lim
 	if tlsConfig != nil {
-		ln = tls.NewListener(ln, tlsConfig)
+		ln = tls.NewListener(ln, tlsConfig) // handshakes happen on capped connections
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
