@@ -29,10 +29,9 @@ func churnClient() *http.Client {
 	return &http.Client{Transport: bearerRT{token: churnToken, base: &http.Transport{DisableKeepAlives: true}}}
 }
 
-// churnDaemon serves one tmux server (its pane is pane) through the whole
-// HTTP handler, with the given idle timeout and checkers (none: churnToken
-// is the only token).
-func churnDaemon(t *testing.T, idle time.Duration, checkers ...TokenChecker) (d *Daemon, hs *httptest.Server, pane string) {
+// churnServer is a server for one isolated tmux server (its pane is pane)
+// and the checker of churnToken.
+func churnServer(t *testing.T) (srv *server.Server, st *StaticTokens, pane string) {
 	t.Helper()
 	ts := tmuxtest.New(t)
 	pane = strings.TrimSpace(ts.MustRun("display-message", "-p", "-t", "main:0.0", "#{pane_id}"))
@@ -42,14 +41,23 @@ func churnDaemon(t *testing.T, idle time.Duration, checkers ...TokenChecker) (d 
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = srv.Close(context.Background()) })
-	st, err := ParseTokens(strings.NewReader(churnToken+" churn\n"), config.Mutating)
+	st, err = ParseTokens(strings.NewReader(churnToken+" churn\n"), config.Mutating)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return srv, st, pane
+}
+
+// churnDaemon serves one tmux server (its pane is pane) through the whole
+// HTTP handler, with the given idle timeout and checkers (none: churnToken
+// is the only token).
+func churnDaemon(t *testing.T, idle time.Duration, checkers ...TokenChecker) (d *Daemon, hs *httptest.Server, pane string) {
+	t.Helper()
+	srv, st, pane := churnServer(t)
 	if len(checkers) == 0 {
 		checkers = []TokenChecker{st}
 	}
-	d, err = New(Options{Server: srv, Checkers: checkers, HTTP: config.HTTP{IdleTimeout: idle}})
+	d, err := New(Options{Server: srv, Checkers: checkers, HTTP: config.HTTP{IdleTimeout: idle}})
 	if err != nil {
 		t.Fatal(err)
 	}

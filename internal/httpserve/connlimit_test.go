@@ -5,14 +5,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
-
-	"github.com/tmux-mcp/tmux-mcp/internal/audit"
-	"github.com/tmux-mcp/tmux-mcp/internal/config"
-	"github.com/tmux-mcp/tmux-mcp/internal/server"
-	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
 func TestConnCap(t *testing.T) {
@@ -41,17 +35,7 @@ func TestConnCap(t *testing.T) {
 // to close instead of being refused or taking more descriptors; those open
 // keep being served; and a stop ends an Accept waiting for a slot.
 func TestConnectionCap(t *testing.T) {
-	ts := tmuxtest.New(t)
-	cfg := config.Config{Safety: config.Mutating, TmuxBin: ts.Bin, SocketName: ts.Socket.Name, Engine: "control"}
-	srv, err := server.New(cfg, server.Options{Audit: audit.New(io.Discard), ChildEnv: tmuxtest.CleanEnv()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close(context.Background()) })
-	st, err := ParseTokens(strings.NewReader(churnToken+" churn\n"), config.Mutating)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, st, _ := churnServer(t)
 	const limit = 3
 	d, err := New(Options{Server: srv, Checkers: []TokenChecker{st}, MaxConnections: limit})
 	if err != nil {
