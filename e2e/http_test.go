@@ -903,6 +903,73 @@ func TestHTTPInsecureRemote(t *testing.T) {
 	}
 }
 
+// sighup signals the server and waits for want in its log.
+func sighup(t *testing.T, h *httpd, want string) {
+	t.Helper()
+	from := h.log.Len()
+	if err := h.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(h.log.String()[from:], want); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no %q in the log after SIGHUP:\n%s", want, h.log.String()[from:])
+		}
+	}
+}
+
+// TestHTTPRotateGeneratedTokenOnSIGHUP: with neither a token nor a tokens
+// file, deleting the generated token's file and sending SIGHUP makes a new
+// token; the old one, and the session opened with it, stop working.
+func TestHTTPRotateGeneratedTokenOnSIGHUP(t *testing.T) {
+	ts := tmuxtest.New(t)
+	cfgDir := t.TempDir()
+	h := startHTTPD(t, ts, nil, "XDG_CONFIG_HOME="+cfgDir)
+	path := filepath.Join(cfgDir, "tmux-mcp", "http-token")
+	read := func() string {
+		t.Helper()
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	old := read()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	call := &mcp.CallToolParams{Name: "list_sessions", Arguments: map[string]any{}}
+	cs, err := dialHTTPD(ctx, h, old, "2025-11-25", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	if res, err := cs.CallTool(ctx, call); err != nil || res.IsError {
+		t.Fatalf("with the generated token: %v %v", err, res)
+	}
+
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	sighup(t, h, `"msg":"tokens file reloaded"`)
+	rotated := read()
+	if rotated == old {
+		t.Fatal("the token was not replaced")
+	}
+	if _, err := cs.CallTool(ctx, call); err == nil {
+		t.Error("the old token's session still answers")
+	}
+	if _, err := dialHTTPD(ctx, h, old, "2025-11-25", nil); err == nil {
+		t.Error("the old token still connects")
+	}
+	fresh, err := dialHTTPD(ctx, h, rotated, "2025-11-25", nil)
+	if err != nil {
+		t.Fatalf("the new token: %v", err)
+	}
+	defer fresh.Close()
+	if res, err := fresh.CallTool(ctx, call); err != nil || res.IsError {
+		t.Errorf("with the new token: %v %v", err, res)
+	}
+}
+
 // TestHTTPReloadTokensOnSIGHUP: the daemon reads --tokens-file again on
 // SIGHUP. A removed token is refused from then on and its session is
 // closed; a kept one goes on; a file made unsafe (readable by others) is
@@ -926,18 +993,7 @@ func TestHTTPReloadTokensOnSIGHUP(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer dropped.Close()
-	hup := func(want string) {
-		t.Helper()
-		from := h.log.Len()
-		if err := h.cmd.Process.Signal(syscall.SIGHUP); err != nil {
-			t.Fatal(err)
-		}
-		for deadline := time.Now().Add(5 * time.Second); !strings.Contains(h.log.String()[from:], want); time.Sleep(20 * time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatalf("no %q in the log after SIGHUP:\n%s", want, h.log.String()[from:])
-			}
-		}
-	}
+	hup := func(want string) { t.Helper(); sighup(t, h, want) }
 
 	writeTokensFile(t, dir, []string{keep}, []string{"keep"})
 	hup(`"msg":"tokens file reloaded"`)

@@ -18,8 +18,9 @@ type Credentials struct {
 	OAuthMetadata       http.Handler
 	ResourceMetadataURL string
 
-	// TokensFile is the --tokens-file checker (one of Checkers), to
-	// reload on SIGHUP; nil without a tokens file.
+	// TokensFile is the checker of --tokens-file or of the generated
+	// token (one of Checkers), to reload on SIGHUP; nil when the tokens
+	// come from TMUX_MCP_HTTP_TOKEN or OAuth alone.
 	TokensFile *TokensFile
 }
 
@@ -67,11 +68,7 @@ func LoadCredentials(ctx context.Context, cfg config.Config, resourceURL string,
 	if err != nil {
 		return cr, err
 	}
-	tok, created, err := EnsureTokenFile(path)
-	if err != nil {
-		return cr, fmt.Errorf("the generated bearer token: %w", err)
-	}
-	st, err := SingleToken(tok, GeneratedTokenName, cfg.Safety)
+	tf, created, err := OpenGeneratedToken(path, cfg.Safety)
 	if err != nil {
 		return cr, err
 	}
@@ -80,7 +77,8 @@ func LoadCredentials(ctx context.Context, cfg config.Config, resourceURL string,
 	} else {
 		log.Info("using the generated bearer token", "file", path)
 	}
-	cr.Checkers = append(cr.Checkers, st)
+	cr.Checkers = append(cr.Checkers, tf)
+	cr.TokensFile = tf
 	return cr, nil
 }
 

@@ -173,22 +173,45 @@ func LoadTokensFile(path string, serverTier config.Tier) (*StaticTokens, error) 
 	return st, nil
 }
 
-// TokensFile is the checker of --tokens-file: the file's tokens, read
-// again by Reload, so an operator revokes or rotates a token without
-// restarting the daemon (and ending every client's session).
+// TokensFile is the checker of --tokens-file, or of the generated token's
+// file: the file's tokens, read again by Reload, so an operator revokes or
+// rotates a token without restarting the daemon (and ending every
+// client's session).
 type TokensFile struct {
 	path string
-	tier config.Tier
+	load func() (*StaticTokens, error)
 	cur  atomic.Pointer[StaticTokens]
 }
 
 // OpenTokensFile loads path (LoadTokensFile) as a reloadable checker.
 func OpenTokensFile(path string, serverTier config.Tier) (*TokensFile, error) {
-	st, err := LoadTokensFile(path, serverTier)
+	return openTokens(path, func() (*StaticTokens, error) { return LoadTokensFile(path, serverTier) })
+}
+
+// OpenGeneratedToken is the checker of the generated token kept at path
+// (EnsureTokenFile): created says the file was made now. Reload reads the
+// file again, and makes a new token when the file is gone, so deleting it
+// and sending SIGHUP rotates the token.
+func OpenGeneratedToken(path string, serverTier config.Tier) (tf *TokensFile, created bool, err error) {
+	tf, err = openTokens(path, func() (*StaticTokens, error) {
+		tok, made, err := EnsureTokenFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("the generated bearer token: %w", err)
+		}
+		if tf == nil { // the first load, before openTokens returns
+			created = made
+		}
+		return SingleToken(tok, GeneratedTokenName, serverTier)
+	})
+	return tf, created, err
+}
+
+func openTokens(path string, load func() (*StaticTokens, error)) (*TokensFile, error) {
+	st, err := load()
 	if err != nil {
 		return nil, err
 	}
-	tf := &TokensFile{path: path, tier: serverTier}
+	tf := &TokensFile{path: path, load: load}
 	tf.cur.Store(st)
 	return tf, nil
 }
@@ -211,7 +234,7 @@ func (tf *TokensFile) Path() string { return tf.path }
 // tier changed: what their clients opened with the old token (sessions,
 // listen streams) must not outlive it (Daemon.Revoke).
 func (tf *TokensFile) Reload() (changed []string, err error) {
-	st, err := LoadTokensFile(tf.path, tf.tier)
+	st, err := tf.load()
 	if err != nil {
 		return nil, err
 	}

@@ -203,3 +203,73 @@ func TestTokensFileReload(t *testing.T) {
 		}
 	}
 }
+
+// TestGeneratedTokenReload: the generated token is reloadable like a
+// tokens file: an edited file replaces it, a deleted one is made anew (how
+// a user rotates it), and a file others can read is not loaded.
+func TestGeneratedTokenReload(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "cfg", "tmux-mcp", "http-token")
+	tf, created, err := OpenGeneratedToken(p, config.Mutating)
+	if err != nil || !created {
+		t.Fatalf("first start: created=%v, %v", created, err)
+	}
+	read := func() string {
+		t.Helper()
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.TrimSpace(string(b))
+	}
+	accepts := func(token string) bool {
+		id, err := tf.Check(context.Background(), token)
+		return err == nil && id.Name == GeneratedTokenName && id.Tier == config.Mutating
+	}
+	first := read()
+	if !accepts(first) {
+		t.Fatal("the generated token is refused")
+	}
+	if _, again, err := OpenGeneratedToken(p, config.Mutating); err != nil || again {
+		t.Fatalf("second start: created=%v, %v; want the same file used", again, err)
+	}
+
+	// Nothing changed: nothing to revoke.
+	if changed, err := tf.Reload(); err != nil || len(changed) != 0 {
+		t.Errorf("reload of the same file: %v, %v", changed, err)
+	}
+	// Edited by hand.
+	const edited = "tmcp_edited_by_hand_0123456789"
+	if err := os.WriteFile(p, []byte(edited+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := tf.Reload(); err != nil || !slices.Equal(changed, []string{GeneratedTokenName}) {
+		t.Errorf("reload of an edited file: %v, %v", changed, err)
+	}
+	if accepts(first) || !accepts(edited) {
+		t.Errorf("after the edit: old accepted=%v, new accepted=%v", accepts(first), accepts(edited))
+	}
+	// Deleted: a new one is made, and the old one no longer works.
+	if err := os.Remove(p); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := tf.Reload(); err != nil || !slices.Equal(changed, []string{GeneratedTokenName}) {
+		t.Errorf("reload after deleting the file: %v, %v", changed, err)
+	}
+	rotated := read()
+	if rotated == edited || accepts(edited) || !accepts(rotated) {
+		t.Errorf("after deleting the file: new token %q accepted=%v, old accepted=%v", rotated, accepts(rotated), accepts(edited))
+	}
+	if fi, err := os.Stat(p); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the new file: %v, %v; want mode 0600", fi, err)
+	}
+	// Readable by others: refused, the token in use stays.
+	if err := os.Chmod(p, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if changed, err := tf.Reload(); err == nil || !strings.Contains(err.Error(), "readable by other users") || changed != nil {
+		t.Errorf("reload of an exposed file: %v, %v", changed, err)
+	}
+	if !accepts(rotated) {
+		t.Error("an exposed file changed the token in use")
+	}
+}
