@@ -192,18 +192,25 @@ func OpenTokensFile(path string, serverTier config.Tier) (*TokensFile, error) {
 // (EnsureTokenFile): created says the file was made now. Reload reads the
 // file again, and makes a new token when the file is gone, so deleting it
 // and sending SIGHUP rotates the token.
-func OpenGeneratedToken(path string, serverTier config.Tier) (tf *TokensFile, created bool, err error) {
-	tf, err = openTokens(path, func() (*StaticTokens, error) {
-		tok, made, err := EnsureTokenFile(path)
+func OpenGeneratedToken(path string, serverTier config.Tier) (*TokensFile, bool, error) {
+	load := func() (*StaticTokens, bool, error) {
+		tok, created, err := EnsureTokenFile(path)
 		if err != nil {
-			return nil, fmt.Errorf("the generated bearer token: %w", err)
+			return nil, false, fmt.Errorf("the generated bearer token: %w", err)
 		}
-		if tf == nil { // the first load, before openTokens returns
-			created = made
-		}
-		return SingleToken(tok, GeneratedTokenName, serverTier)
-	})
-	return tf, created, err
+		st, err := SingleToken(tok, GeneratedTokenName, serverTier)
+		return st, created, err
+	}
+	st, created, err := load()
+	if err != nil {
+		return nil, false, err
+	}
+	tf := &TokensFile{path: path, load: func() (*StaticTokens, error) {
+		st, _, err := load()
+		return st, err
+	}}
+	tf.cur.Store(st)
+	return tf, created, nil
 }
 
 func openTokens(path string, load func() (*StaticTokens, error)) (*TokensFile, error) {
