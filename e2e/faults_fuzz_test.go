@@ -110,6 +110,66 @@ type fuzzRun struct {
 	recentCalls  []timedDesc
 	findMu       sync.Mutex
 	findings     map[string][]string // kind -> examples
+	dumped       atomic.Bool         // the server was asked for its goroutines (once a run)
+}
+
+// dumpGoroutines asks p (SIGUSR1) to log its goroutines while a call has
+// gone unanswered for callBound, so a hang shows where the server waits;
+// once a run.
+func (f *fuzzRun) dumpGoroutines(p *faultProc) {
+	if p.alive() && f.dumped.CompareAndSwap(false, true) {
+		_ = p.cmd.Process.Signal(syscall.SIGUSR1)
+	}
+}
+
+// goroutinesOf finds the last goroutine dump in a server's stderr. It
+// returns the dump reduced to the stacks that pass through tmux-mcp's own
+// packages (where a hang is) and stderr without the dump's record; ours is
+// "" when there is no complete dump.
+func goroutinesOf(stderr string) (ours, rest string) {
+	i := strings.LastIndex(stderr, `"msg":"goroutine dump (SIGUSR1)"`)
+	if i < 0 {
+		return "", stderr
+	}
+	start := strings.LastIndexByte(stderr[:i], '\n') + 1
+	end := strings.IndexByte(stderr[i:], '\n')
+	if end < 0 {
+		return "", stderr // not all written yet
+	}
+	var rec struct {
+		Goroutines string `json:"goroutines"`
+	}
+	if json.Unmarshal([]byte(stderr[start:i+end]), &rec) != nil {
+		return "", stderr
+	}
+	var groups []string
+	for _, group := range strings.Split(rec.Goroutines, "\n\n") {
+		if strings.Contains(group, "tmux-mcp/internal/") {
+			groups = append(groups, compactStack(group))
+		}
+	}
+	return strings.Join(groups, "\n"), stderr[:start] + stderr[i+end+1:]
+}
+
+// compactStack shortens one group of pprof's debug=1 goroutine profile
+// ("N @ 0x… 0x…" then "#\t0xPC\tfunc+0xOFF\tfile:line" per frame) to
+// "N goroutines:" and one "func file:line" per frame.
+func compactStack(group string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(group), "\n") {
+		f := strings.Fields(line)
+		switch {
+		case len(f) >= 2 && f[1] == "@":
+			fmt.Fprintf(&b, "%s goroutines:\n", f[0])
+		case len(f) >= 4 && f[0] == "#":
+			fn := f[2]
+			if k := strings.LastIndex(fn, "+0x"); k > 0 {
+				fn = fn[:k]
+			}
+			fmt.Fprintf(&b, "  %s %s\n", strings.TrimPrefix(fn, "github.com/tmux-mcp/tmux-mcp/"), filepath.Base(f[3]))
+		}
+	}
+	return b.String()
 }
 
 func (f *fuzzRun) note(kind, msg string) {
@@ -200,8 +260,10 @@ func (f *fuzzRun) do(name string, args map[string]any, aimed bool, tally *[2]ato
 	// Wait past the bound (up to twice it) to tell a slow answer from none.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*callBound)
 	start := time.Now()
+	watchdog := time.AfterFunc(callBound, func() { f.dumpGoroutines(p) })
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	took := time.Since(start)
+	watchdog.Stop()
 	cancel()
 	f.counts.calls.Add(1)
 	tally[0].Add(1)
@@ -236,7 +298,10 @@ func (f *fuzzRun) do(name string, args map[string]any, aimed bool, tally *[2]ato
 		f.note("timeout", fmt.Sprintf("%s took %v (bound %v): %s; tmux answered a direct display-message in %v (err=%v); other calls in flight: %v; calls started in the 3 s before it: %v",
 			desc, took.Round(time.Millisecond), callBound, answer, time.Since(t0).Round(time.Millisecond), terr, others, f.recent(start.Add(-3*time.Second), start)))
 		if f.counts.timeouts.Load() == 1 {
-			st := p.stderr.String()
+			g, st := goroutinesOf(p.stderr.String())
+			if g != "" {
+				f.note("timeout", "the server's goroutines in tmux-mcp code, dumped after "+callBound.String()+" without an answer:\n"+clip(g, 8000))
+			}
 			f.note("timeout", "server stderr (last 2000 bytes) at the first timeout: "+st[max(0, len(st)-2000):])
 		}
 	case err != nil:
@@ -570,9 +635,12 @@ func TestFaultFuzz(t *testing.T) {
 		// The details again, last: CI keeps only the head and the tail of
 		// a failing test's output, and the findings above sit between.
 		f.findMu.Lock()
-		details := strings.Join(f.findings["timeout"], "\n")
+		var details []string
+		for _, d := range f.findings["timeout"] {
+			details = append(details, clip(d, 8000))
+		}
 		f.findMu.Unlock()
-		t.Errorf("%d calls hung past %v:\n%s", n, callBound, clip(details, 4000))
+		t.Errorf("%d calls hung past %v:\n%s", n, callBound, strings.Join(details, "\n"))
 	}
 	if n := c.tmuxStuck.Load(); n > 0 {
 		t.Errorf("%d times a call left the tmux server unresponsive (see tmux_stuck above)", n)

@@ -61,7 +61,7 @@ func startFault(t testing.TB, ts *tmuxtest.Server, dir string, env ...string) *f
 	cmd := serverCmd(ts, env...)
 	cmd.Dir = dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	p := &faultProc{t: t, cmd: cmd, stderr: &tailBuffer{max: 64 << 10}, done: make(chan struct{})}
+	p := &faultProc{t: t, cmd: cmd, stderr: &tailBuffer{max: 1 << 20}, done: make(chan struct{})}
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
 		t.Fatal(err)

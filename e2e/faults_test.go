@@ -434,3 +434,35 @@ func faultPaneKilled(t *testing.T) bool {
 	}
 	return true
 }
+
+// TestGoroutineDumpOnSIGUSR1: SIGUSR1 makes the server log where every
+// goroutine waits, as one JSON record, without ending it: a call in flight
+// (a wait) shows up in the dump, and the server answers afterwards.
+func TestGoroutineDumpOnSIGUSR1(t *testing.T) {
+	ts := tmuxtest.New(t)
+	p := startFault(t, ts, t.TempDir())
+	r := newRaw(p)
+	r.initialize(t)
+	_ = r.write(`{"jsonrpc":"2.0","id":"wait","method":"tools/call","params":{"name":"wait_for_text","arguments":{"pane_id":"%0","patterns":["never-printed-5d2e"],"timeout":1.5}}}` + "\n")
+	time.Sleep(300 * time.Millisecond)
+	if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
+		t.Fatal(err)
+	}
+	var dump string
+	for deadline := time.Now().Add(5 * time.Second); dump == ""; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no goroutine dump in stderr after SIGUSR1:\n%s", tail(p.stderr.String(), 2000))
+		}
+		dump, _ = goroutinesOf(p.stderr.String())
+	}
+	if !strings.Contains(dump, "internal/server.") {
+		t.Errorf("the dump shows no goroutine in internal/server while wait_for_text runs:\n%s", clip(dump, 3000))
+	}
+	if !p.alive() {
+		t.Fatal("SIGUSR1 ended the server")
+	}
+	replies, _ := r.collect(10*time.Second, hasID(`"wait"`))
+	if !hasID(`"wait"`)(replies) {
+		t.Error("the wait in flight was not answered after the dump")
+	}
+}

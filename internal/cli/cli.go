@@ -463,6 +463,8 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return doctor(ctx, cfg, stdout)
 	}
 	defer cleanup(cleanupBudget)
+	stopDump := dumpOnSignal(logger)
+	defer stopDump()
 	if cfg.HTTP.Addr != "" {
 		applyHTTPMemoryLimit(getenv)
 		return serveHTTP(ctx, srv, cfg, logger)

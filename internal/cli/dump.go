@@ -1,0 +1,47 @@
+package cli
+
+import (
+	"bytes"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+)
+
+// dumpOnSignal logs every goroutine's stack, grouped by identical stacks
+// with a count (pprof's goroutine profile at debug level 1), each time the
+// process gets SIGUSR1, until the returned func is called (not at the
+// first SIGTERM: a stop that does not end is one thing to look at). A
+// server that seems hung (a call that never answers, a stop that does not
+// end) can then be asked where it waits without being killed. The dump is
+// one log record (field "goroutines"), so stderr stays one JSON record per
+// line for whatever reads it.
+func dumpOnSignal(logger *slog.Logger) (stop func()) {
+	usr1 := make(chan os.Signal, 1)
+	signal.Notify(usr1, syscall.SIGUSR1)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-usr1:
+				logger.Warn("goroutine dump (SIGUSR1)", "goroutines", goroutineDump())
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(usr1)
+		close(done)
+	}
+}
+
+// goroutineDump is every goroutine's stack, identical stacks counted once.
+func goroutineDump() string {
+	var b bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+		return "goroutine profile: " + err.Error()
+	}
+	return b.String()
+}
