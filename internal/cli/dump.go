@@ -18,21 +18,33 @@ import (
 // one log record (field "goroutines"), so stderr stays one JSON record per
 // line for whatever reads it.
 func dumpOnSignal(logger *slog.Logger) (stop func()) {
-	usr1 := make(chan os.Signal, 1)
-	signal.Notify(usr1, syscall.SIGUSR1)
+	return onSignal(nil, syscall.SIGUSR1, func() {
+		logger.Warn("goroutine dump (SIGUSR1)", "goroutines", goroutineDump())
+	})
+}
+
+// onSignal runs fn each time the process gets sig, one at a time, until
+// ended is closed (nil: never) or the returned func is called. While it
+// listens, sig no longer has its default effect (for SIGHUP and SIGUSR1,
+// ending the process).
+func onSignal(ended <-chan struct{}, sig os.Signal, fn func()) (stop func()) {
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sig)
 	done := make(chan struct{})
 	go func() {
 		for {
 			select {
+			case <-ended:
+				return
 			case <-done:
 				return
-			case <-usr1:
-				logger.Warn("goroutine dump (SIGUSR1)", "goroutines", goroutineDump())
+			case <-ch:
+				fn()
 			}
 		}
 	}()
 	return func() {
-		signal.Stop(usr1)
+		signal.Stop(ch)
 		close(done)
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/signal"
 	"syscall"
 	"time"
 
@@ -90,32 +89,16 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg config.Config, logge
 // passes the checks (permissions, syntax) is not loaded: the tokens in use
 // stay, and the error is logged. The returned func stops listening.
 func reloadOnHangup(ctx context.Context, tf *httpserve.TokensFile, d *httpserve.Daemon, logger *slog.Logger) (stop func()) {
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-done:
-				return
-			case <-hup:
-				changed, err := tf.Reload()
-				if err != nil {
-					logErrors(logger, fmt.Errorf("SIGHUP: the tokens file was not reloaded, the tokens in use stay: %w", err))
-					continue
-				}
-				ended := d.Revoke(changed)
-				logger.Info("tokens file reloaded", "file", tf.Path(), "tokens", tf.Len(),
-					"revoked", len(changed), "sessions_and_streams_ended", ended)
-			}
+	return onSignal(ctx.Done(), syscall.SIGHUP, func() {
+		changed, err := tf.Reload()
+		if err != nil {
+			logErrors(logger, fmt.Errorf("SIGHUP: the tokens file was not reloaded, the tokens in use stay: %w", err))
+			return
 		}
-	}()
-	return func() {
-		signal.Stop(hup)
-		close(done)
-	}
+		ended := d.Revoke(changed)
+		logger.Info("tokens file reloaded", "file", tf.Path(), "tokens", tf.Len(),
+			"revoked", len(changed), "sessions_and_streams_ended", ended)
+	})
 }
 
 // doctorHTTP reports the HTTP daemon's credentials and whether one answers
