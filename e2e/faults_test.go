@@ -441,10 +441,8 @@ func faultPaneKilled(t *testing.T) bool {
 func TestGoroutineDumpOnSIGUSR1(t *testing.T) {
 	ts := tmuxtest.New(t)
 	p := startFault(t, ts, t.TempDir())
-	r := newRaw(p)
-	r.initialize(t)
-	_ = r.write(`{"jsonrpc":"2.0","id":"wait","method":"tools/call","params":{"name":"wait_for_text","arguments":{"pane_id":"%0","patterns":["never-printed-5d2e"],"timeout":1.5}}}` + "\n")
-	time.Sleep(300 * time.Millisecond)
+	pending := callAsync(p.client(t), "wait_for_text", waitArgs(2))
+	time.Sleep(300 * time.Millisecond) // let the wait start
 	if err := p.cmd.Process.Signal(syscall.SIGUSR1); err != nil {
 		t.Fatal(err)
 	}
@@ -461,8 +459,12 @@ func TestGoroutineDumpOnSIGUSR1(t *testing.T) {
 	if !p.alive() {
 		t.Fatal("SIGUSR1 ended the server")
 	}
-	replies, _ := r.collect(10*time.Second, hasID(`"wait"`))
-	if !hasID(`"wait"`)(replies) {
+	select {
+	case r := <-pending:
+		if r.err != nil || r.res.IsError {
+			t.Errorf("the wait in flight, after the dump: err=%v result=%s", r.err, resultText(r.res))
+		}
+	case <-time.After(10 * time.Second):
 		t.Error("the wait in flight was not answered after the dump")
 	}
 }
