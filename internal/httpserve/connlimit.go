@@ -85,9 +85,6 @@ func (l *limitListener) Close() error {
 	return l.Listener.Close()
 }
 
-// open is the number of connections holding a slot.
-func (l *limitListener) open() int { return len(l.slots) }
-
 // limitedConn gives its slot back when it is closed, once.
 type limitedConn struct {
 	net.Conn

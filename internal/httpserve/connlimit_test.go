@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -44,10 +45,13 @@ func TestConnectionCap(t *testing.T) {
 	if got := d.MaxConnections(); got != limit {
 		t.Fatalf("MaxConnections() = %d, want %d", got, limit)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	inner, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Serve caps the listener it is given: this one counts the
+	// connections the cap let through.
+	ln := &countingListener{Listener: inner}
 	addr := ln.Addr().String()
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
@@ -84,7 +88,7 @@ func TestConnectionCap(t *testing.T) {
 		idle = append(idle, c)
 		t.Cleanup(func() { c.Close() })
 	}
-	waitFor(t, "every slot taken", func() bool { return d.conns.Load() != nil && d.conns.Load().open() == limit })
+	waitFor(t, "every slot taken", func() bool { return ln.accepted.Load() == limit })
 
 	// A new connection waits in the backlog...
 	fresh := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
@@ -116,7 +120,8 @@ func TestConnectionCap(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { c.Close() })
-	waitFor(t, "every slot taken again", func() bool { return d.conns.Load().open() == limit })
+	// Accepted so far: the cap's three, the one that waited, and this one.
+	waitFor(t, "every slot taken again", func() bool { return ln.accepted.Load() == limit+2 })
 	stop()
 	select {
 	case err := <-served:
@@ -127,6 +132,20 @@ func TestConnectionCap(t *testing.T) {
 		t.Fatal("Serve did not return within its stop budget after the stop")
 	}
 	served <- nil // for the cleanup
+}
+
+// countingListener counts the connections it accepts.
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int64
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+	return c, err
 }
 
 func waitFor(t *testing.T, what string, cond func() bool) {

@@ -130,7 +130,6 @@ type Daemon struct {
 
 	bodyReadTimeout time.Duration // tests: 0 is bodyReadTimeout
 	maxConns        int
-	conns           atomic.Pointer[limitListener] // set by Serve
 }
 
 // MaxConnections is how many connections the daemon keeps open at once;
@@ -271,9 +270,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 		BaseContext:       func(net.Listener) context.Context { return d.base },
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
-	lim := newLimitListener(ln, d.maxConns)
-	d.conns.Store(lim)
-	ln = lim
+	ln = newLimitListener(ln, d.maxConns)
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig) // handshakes happen on capped connections
 	}
