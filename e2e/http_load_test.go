@@ -378,6 +378,20 @@ func runCalls(clients []*loadClient, calls int, pick func(c *loadClient, k int) 
 	return st, wall
 }
 
+// measure runs a get_pane_info phase and reports it whole: the clients'
+// latencies and calls/s, the server's own view of the same requests, the
+// CPU each of pids used, and any error or foreign answer.
+func measure(t *testing.T, h *httpd, pids map[string]int, phase string, run func() (*loadStats, time.Duration)) {
+	t.Helper()
+	from := h.log.Len()
+	cpu := startCPUShares(pids)
+	st, wall := run()
+	st.report(t, phase, wall)
+	serverSide(t, h, phase, from)
+	cpu.report(t, phase, wall, len(st.lat["get_pane_info"]))
+	failPhase(t, h, st)
+}
+
 // runPaced is runPhase at a fixed offered rate: together the clients start
 // rate calls per second, client i's k-th call scheduled at
 // k*len(clients)/rate + i/rate seconds after the start, each client one
@@ -422,6 +436,7 @@ func TestHTTPLoad(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	tmuxPid, _ := strconv.Atoi(strings.TrimSpace(ts.MustRun("display-message", "-p", "#{pid}")))
 	h := startHTTPD(t, ts, []string{"--tokens-file", writeTokensFile(t, dir, tokens, names)})
+	pids := map[string]int{"server": h.cmd.Process.Pid, "load generator": os.Getpid(), "tmux": tmuxPid}
 	t.Logf("server %s; %d clients x %d calls per phase (full=%v)", h.Endpoint, loadClients, calls, full)
 
 	for _, proto := range []string{"2025-11-25", "2026-07-28"} {
@@ -462,15 +477,12 @@ func TestHTTPLoad(t *testing.T) {
 			if !full {
 				return
 			}
-			from := h.log.Len()
-			cpu := startCPUShares(map[string]int{"server": h.cmd.Process.Pid, "load generator": os.Getpid(), "tmux": tmuxPid})
-			st, wall = runPhase(clients, calls, func(c *loadClient, _ int) (string, map[string]any) {
+			getPaneInfo := func(c *loadClient, _ int) (string, map[string]any) {
 				return "get_pane_info", map[string]any{"pane_id": c.pane}
+			}
+			measure(t, h, pids, proto+" get_pane_info only", func() (*loadStats, time.Duration) {
+				return runPhase(clients, calls, getPaneInfo)
 			})
-			st.report(t, proto+" get_pane_info only", wall)
-			serverSide(t, h, proto+" get_pane_info only", from)
-			cpu.report(t, proto+" get_pane_info only", wall, len(st.lat["get_pane_info"]))
-			failPhase(t, h, st)
 
 			// Phase 4: latency at the goal's rate. The phase above is a
 			// closed loop: each client calls again the moment it has its
@@ -481,16 +493,9 @@ func TestHTTPLoad(t *testing.T) {
 			// time, and latency counts from that time (a call that had to
 			// wait for the client's previous one counts the wait).
 			const rate = 1000
-			from = h.log.Len()
-			cpu = startCPUShares(map[string]int{"server": h.cmd.Process.Pid, "load generator": os.Getpid(), "tmux": tmuxPid})
-			phase := fmt.Sprintf("%s get_pane_info at %d calls/s", proto, rate)
-			st, wall = runPaced(clients, calls, rate, func(c *loadClient, _ int) (string, map[string]any) {
-				return "get_pane_info", map[string]any{"pane_id": c.pane}
+			measure(t, h, pids, fmt.Sprintf("%s get_pane_info at %d calls/s", proto, rate), func() (*loadStats, time.Duration) {
+				return runPaced(clients, calls, rate, getPaneInfo)
 			})
-			st.report(t, phase, wall)
-			serverSide(t, h, phase, from)
-			cpu.report(t, phase, wall, len(st.lat["get_pane_info"]))
-			failPhase(t, h, st)
 		})
 	}
 }
