@@ -1,0 +1,434 @@
+package foreground
+
+import (
+	"fmt"
+	"strings"
+)
+
+// verdict is what one thread is doing.
+type verdict int
+
+const (
+	vIgnore  verdict = iota // a zombie or dead thread: no say
+	vRunning                // running or runnable
+	vStopped                // stopped by a signal or a tracer
+	vTTY                    // blocked reading the terminal
+	vOther                  // blocked on something else
+)
+
+type threadVerdict struct {
+	v     verdict
+	basis Basis
+	why   string
+	p     *Proc
+	t     *Thread
+}
+
+// decide turns a snapshot into a report. It reads nothing but the snapshot
+// and the loaders the snapshot carries.
+func decide(s *Snapshot) Report {
+	if s.Problem != "" {
+		r := unknownReport(s.PanePID, s.Problem)
+		if s.Gone {
+			r.State, r.Basis = Exited, Exact
+		}
+		return r
+	}
+	r := Report{Pgrp: s.TPGID, InputQueued: s.TTY.InQueue, ShellAtPrompt: s.PanePgrp == s.TPGID && s.TPGID > 0}
+	r.Secret = s.TTY.ModeKnown && s.TTY.Canonical && !s.TTY.Echo
+	var lead *Proc
+	for _, p := range s.Members {
+		if lead == nil || p.PID == s.TPGID {
+			lead = p
+		}
+		for _, t := range p.Threads {
+			r.Runs += t.Runs
+		}
+	}
+	if lead == nil {
+		// The group has no live member on this terminal: its last process
+		// has just ended and the shell has not taken the terminal back.
+		r.PID, r.State, r.Basis, r.Why = s.TPGID, Running, Inferred, "the foreground group has just ended; its parent is taking the terminal back"
+		if r.PID <= 0 {
+			r.PID = s.PanePID
+		}
+		return r
+	}
+	r.PID, r.Command = lead.PID, lead.Name
+
+	var verdicts []threadVerdict
+	for _, p := range s.Members {
+		for _, t := range p.Threads {
+			if tv := classifyThread(s, p, t); tv.v != vIgnore {
+				verdicts = append(verdicts, tv)
+			}
+		}
+	}
+	pick := func(v verdict) []threadVerdict {
+		var out []threadVerdict
+		for _, tv := range verdicts {
+			if tv.v == v {
+				out = append(out, tv)
+			}
+		}
+		return out
+	}
+	switch {
+	case len(verdicts) == 0:
+		r.State, r.Basis, r.Why = Running, Inferred, "every thread of the foreground group is exiting"
+	case len(pick(vRunning)) > 0:
+		tv := pick(vRunning)[0]
+		r.State, r.Basis, r.Why = Running, Exact, fmt.Sprintf("thread %d of %s is runnable", tv.t.TID, tv.p.Name)
+	case len(pick(vTTY)) > 0:
+		tty := pick(vTTY)
+		best := tty[0]
+		for _, tv := range tty {
+			if tv.basis == Exact {
+				best = tv
+				break
+			}
+		}
+		r.State, r.Basis, r.Why = WaitingForInput, best.basis, best.why
+		if s.TTY.InQueue > 0 {
+			// Typed input is there to read: the reader is being woken.
+			r.State, r.Basis, r.Why = Running, Exact, fmt.Sprintf("%d typed bytes are waiting to be read", s.TTY.InQueue)
+		} else if s.recheck != nil {
+			// Ran since the snapshot (woke to read input that arrived
+			// meanwhile): not waiting any more.
+			if changed, ok := s.recheck(refs(tty)); ok && changed {
+				r.State, r.Basis, r.Why = Running, Exact, "the reading thread ran during the inspection"
+			}
+		}
+		if r.State == WaitingForInput {
+			r.StateSeconds = s.secondsSinceRan(tty)
+		}
+	case len(pick(vStopped)) > 0:
+		tv := pick(vStopped)[0]
+		r.State, r.Basis, r.Why = Stopped, Exact, fmt.Sprintf("%s (pid %d) is stopped", tv.p.Name, tv.p.PID)
+		r.StateSeconds = s.secondsSinceRan(verdicts)
+	default:
+		r.State, r.Basis = Sleeping, Exact
+		var whys []string
+		for _, tv := range verdicts {
+			if tv.basis == Inferred {
+				r.Basis = Inferred
+			}
+			if len(whys) < 3 && !contains(whys, tv.why) {
+				whys = append(whys, tv.why)
+			}
+		}
+		r.Why = strings.Join(whys, "; ")
+		if s.recheck != nil {
+			if changed, ok := s.recheck(refs(verdicts)); ok && changed {
+				r.State, r.Basis, r.Why = Running, Exact, "a thread ran during the inspection"
+			}
+		}
+		if r.State == Sleeping {
+			r.StateSeconds = s.secondsSinceRan(verdicts)
+		}
+	}
+	if r.State == Running && s.BootSeconds > 0 && s.TicksPerSecond > 0 {
+		// At most since the newest member started; a Tracker narrows it.
+		var newest uint64
+		for _, p := range s.Members {
+			newest = max(newest, p.StartTicks)
+		}
+		r.StateSeconds = roundSeconds(max(0, s.BootSeconds-float64(newest)/s.TicksPerSecond))
+	}
+	return r
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func refs(tvs []threadVerdict) []threadRef {
+	out := make([]threadRef, 0, len(tvs))
+	for _, tv := range tvs {
+		if tv.t.RunsKnown {
+			out = append(out, threadRef{pid: tv.p.PID, tid: tv.t.TID, runs: tv.t.Runs})
+		}
+	}
+	return out
+}
+
+// secondsSinceRan is how long ago the most recent of the threads last ran
+// (of the first 16: every thread of a big program would cost too much to
+// read). 0 when the scheduler's record is missing.
+func (s *Snapshot) secondsSinceRan(tvs []threadVerdict) float64 {
+	if s.lastRan == nil {
+		return 0
+	}
+	best := -1.0
+	for i, tv := range tvs {
+		if i == 16 {
+			break
+		}
+		if since := s.sinceSched(s.lastRan(tv.p.PID, tv.t.TID)); since >= 0 && (best < 0 || since < best) {
+			best = since
+		}
+	}
+	return roundSeconds(max(best, 0))
+}
+
+// classifyThread decides what one thread is doing.
+func classifyThread(s *Snapshot, p *Proc, t *Thread) threadVerdict {
+	tv := threadVerdict{p: p, t: t, basis: Exact}
+	switch t.State {
+	case 'R':
+		tv.v, tv.why = vRunning, "runnable"
+		return tv
+	case 'T', 't':
+		tv.v, tv.why = vStopped, "stopped"
+		return tv
+	case 'Z', 'X', 'x':
+		tv.v = vIgnore
+		return tv
+	case 'D':
+		tv.v, tv.why = vOther, "uninterruptible wait in "+wchanName(t.Wchan)
+		return tv
+	}
+	if t.Syscall >= 0 {
+		if c, known := classify(s.Arch, t.Syscall); known {
+			if done, out := s.bySyscall(p, t, c); done {
+				return out
+			}
+		}
+	}
+	return s.byWchan(p, t)
+}
+
+// bySyscall decides from the system call a thread is blocked in; done is
+// false when the call's files cannot be read (the wait channel decides).
+func (s *Snapshot) bySyscall(p *Proc, t *Thread, c syscallClass) (bool, threadVerdict) {
+	tv := threadVerdict{p: p, t: t, basis: Exact}
+	switch c {
+	case scRead:
+		fd := int(t.Args[0])
+		kind, ok := s.fdKind(p, fd)
+		if !ok {
+			return false, tv
+		}
+		if kind == fdTTY || kind == fdDevTTY {
+			tv.v, tv.why = vTTY, fmt.Sprintf("read(%d) on the terminal", fd)
+		} else {
+			tv.v, tv.why = vOther, fmt.Sprintf("read(%d) on %s", fd, kindName(kind))
+		}
+		return true, tv
+	case scEpoll:
+		epfd := int(t.Args[0])
+		fds, ok := s.fds(p)
+		if !ok {
+			return false, tv
+		}
+		for _, f := range fds {
+			if f.Num == epfd && f.Kind == fdEpoll && f.EpollRead {
+				if f.EpollTTY {
+					tv.v, tv.why = vTTY, "epoll_wait on a set holding the terminal"
+				} else {
+					tv.v, tv.why = vOther, "epoll_wait on a set without the terminal"
+				}
+				return true, tv
+			}
+		}
+		return false, tv
+	case scSelect, scPselect:
+		nfds := int(t.Args[0])
+		if nfds == 0 {
+			tv.v, tv.why = vOther, "select with no files (a timed sleep)"
+			return true, tv
+		}
+		if fds, ok := s.fds(p); ok {
+			inSet := false
+			for _, f := range fds {
+				if (f.Kind == fdTTY || f.Kind == fdDevTTY) && f.Num < nfds {
+					inSet = true
+				}
+			}
+			if !inSet {
+				tv.v, tv.why = vOther, "select on files other than the terminal"
+				return true, tv
+			}
+		}
+		return true, s.pollInference(p, t, "select")
+	case scPoll:
+		if t.Args[1] == 0 {
+			tv.v, tv.why = vOther, "poll with no files (a timed sleep)"
+			return true, tv
+		}
+		return true, s.pollInference(p, t, "poll")
+	case scUring:
+		return true, s.pollInference(p, t, "io_uring")
+	}
+	tv.v, tv.why = vOther, "blocked in "+wchanName(t.Wchan)
+	if t.Wchan == "" {
+		tv.why = fmt.Sprintf("blocked in system call %d", t.Syscall)
+	}
+	return true, tv
+}
+
+// byWchan decides from the kernel function a thread sleeps in, and the
+// files its process holds.
+func (s *Snapshot) byWchan(p *Proc, t *Thread) threadVerdict {
+	tv := threadVerdict{p: p, t: t, basis: Exact}
+	w := wchanName(t.Wchan)
+	switch w {
+	case "n_tty_read":
+		tv.v, tv.why = vTTY, "reading the terminal (n_tty_read)"
+		return tv
+	case "wait_woken":
+		// The terminal's read path sleeps here, and so do sockets, inotify
+		// and a write to a full terminal: the files decide.
+		fds, ok := s.fds(p)
+		if !ok {
+			return s.modeGuess(p, t, "wait_woken")
+		}
+		holds, others := 0, 0
+		for _, f := range fds {
+			switch f.Kind {
+			case fdTTY, fdDevTTY:
+				holds++
+			case fdSocket, fdInotify, fdOtherTTY:
+				others++
+			}
+		}
+		switch {
+		case holds > 0 && others == 0:
+			tv.v, tv.why = vTTY, "reading the terminal (wait_woken; the terminal is the only file it can wait on there)"
+		case holds == 0:
+			tv.v, tv.why = vOther, "wait_woken on a socket or inotify"
+		default:
+			return s.modeGuess(p, t, "wait_woken with sockets or other terminals open")
+		}
+		return tv
+	case "do_epoll_wait", "ep_poll":
+		fds, ok := s.fds(p)
+		if !ok {
+			return s.modeGuess(p, t, "epoll_wait")
+		}
+		sets, withTTY, unread := 0, 0, 0
+		for _, f := range fds {
+			if f.Kind != fdEpoll {
+				continue
+			}
+			sets++
+			if !f.EpollRead {
+				unread++
+			} else if f.EpollTTY {
+				withTTY++
+			}
+		}
+		switch {
+		case withTTY == 0 && unread == 0:
+			tv.v, tv.why = vOther, "epoll_wait; no epoll set of the process holds the terminal"
+		case withTTY == 1 && sets == 1:
+			tv.v, tv.why = vTTY, "epoll_wait on the process's only epoll set, which holds the terminal"
+		default:
+			tv.v, tv.basis, tv.why = vTTY, Inferred, "epoll_wait; one of the process's epoll sets holds the terminal"
+		}
+		return tv
+	case "poll_schedule_timeout", "do_select", "core_sys_select", "do_sys_poll", "do_poll":
+		return s.pollInference(p, t, "select/poll")
+	case "do_signal_stop":
+		tv.v, tv.why = vStopped, "stopped"
+		return tv
+	case "", "0":
+		return s.modeGuess(p, t, "an unknown kernel wait")
+	}
+	tv.v, tv.why = vOther, "blocked in "+w
+	return tv
+}
+
+// pollInference decides a select/poll (or a wait whose files cannot be
+// seen) from what the process holds and the terminal's mode: a program
+// that switched the terminal out of canonical mode reads keys itself; in
+// canonical mode, one that can wait on nothing but the terminal waits on
+// it.
+func (s *Snapshot) pollInference(p *Proc, t *Thread, what string) threadVerdict {
+	tv := threadVerdict{p: p, t: t, basis: Inferred}
+	fds, ok := s.fds(p)
+	if ok {
+		holds, others := 0, 0
+		for _, f := range fds {
+			switch f.Kind {
+			case fdTTY, fdDevTTY:
+				holds++
+			case fdSocket, fdPipe, fdEpoll, fdInotify, fdEvent, fdOtherTTY:
+				others++
+			}
+		}
+		switch {
+		case holds == 0:
+			tv.v, tv.basis, tv.why = vOther, Exact, what+" without the terminal open"
+			return tv
+		case s.TTY.ModeKnown && !s.TTY.Canonical:
+			tv.v, tv.why = vTTY, what+" holding the terminal, which it set to raw/cbreak mode"
+			return tv
+		case others == 0:
+			tv.v, tv.why = vTTY, what+"; the terminal is the only file it can wait on"
+			return tv
+		}
+		tv.v, tv.why = vOther, fmt.Sprintf("%s on the terminal and %d other files, terminal in canonical mode", what, others)
+		return tv
+	}
+	return s.modeGuess(p, t, what)
+}
+
+// modeGuess decides from the terminal's mode alone, when the files are
+// unreadable.
+func (s *Snapshot) modeGuess(p *Proc, t *Thread, what string) threadVerdict {
+	tv := threadVerdict{p: p, t: t, basis: Inferred}
+	if s.TTY.ModeKnown && !s.TTY.Canonical {
+		tv.v, tv.why = vTTY, what+", terminal in raw/cbreak mode (files unreadable)"
+	} else {
+		tv.v, tv.why = vOther, what+" (files unreadable)"
+	}
+	return tv
+}
+
+func (s *Snapshot) fdKind(p *Proc, fd int) (FDKind, bool) {
+	fds, ok := s.fds(p)
+	if !ok {
+		return fdOther, false
+	}
+	for _, f := range fds {
+		if f.Num == fd {
+			return f.Kind, true
+		}
+	}
+	return fdOther, false
+}
+
+// wchanName drops the compiler's suffixes (.constprop.0, .isra.0).
+func wchanName(w string) string {
+	w = strings.TrimSpace(w)
+	if i := strings.IndexByte(w, '.'); i > 0 {
+		w = w[:i]
+	}
+	return w
+}
+
+func kindName(k FDKind) string {
+	switch k {
+	case fdTTY, fdDevTTY:
+		return "the terminal"
+	case fdOtherTTY:
+		return "another terminal"
+	case fdSocket:
+		return "a socket"
+	case fdPipe:
+		return "a pipe"
+	case fdEpoll:
+		return "an epoll set"
+	case fdInotify:
+		return "inotify"
+	case fdEvent:
+		return "an event file"
+	}
+	return "a file"
+}

@@ -1,0 +1,690 @@
+//go:build linux
+
+package foreground
+
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// Inspect reports what the foreground of the terminal t is doing, from
+// /proc. It reads only files a process of the same user may read without
+// ptrace attach rights, plus /proc/PID/task/TID/syscall where that is
+// readable (unless o.NoSyscall), and opens the terminal to read its modes
+// (never holding it open). It spawns nothing.
+func Inspect(t Target, o Options) Report {
+	r := newProcReader(o)
+	s := r.collect(t)
+	rep := decide(s)
+	rep.At = time.Now()
+	return rep
+}
+
+// Supported reports whether Inspect can answer on this platform.
+func Supported() bool { return true }
+
+// procReader reads /proc with one reusable buffer and no allocation per
+// small file beyond what parsing keeps.
+type procReader struct {
+	root      string
+	noSyscall bool
+	buf       []byte
+	tty       *TTYFacts
+	ttyPath   string
+}
+
+func newProcReader(o Options) *procReader {
+	root := o.ProcRoot
+	if root == "" {
+		root = "/proc"
+	}
+	return &procReader{root: root, noSyscall: o.NoSyscall, buf: make([]byte, 4096)}
+}
+
+// readFile reads a small file into the reader's buffer; the result is
+// valid until the next read.
+func (r *procReader) readFile(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer unix.Close(fd)
+	n := 0
+	for {
+		if n == len(r.buf) {
+			r.buf = append(r.buf, make([]byte, len(r.buf))...)
+		}
+		m, err := unix.Read(fd, r.buf[n:])
+		if err != nil {
+			if err == unix.EINTR {
+				continue
+			}
+			return nil, err
+		}
+		if m == 0 {
+			return r.buf[:n], nil
+		}
+		n += m
+	}
+}
+
+func (r *procReader) procPath(pid int, parts ...string) string {
+	b := make([]byte, 0, 64)
+	b = append(b, r.root...)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(pid), 10)
+	for _, p := range parts {
+		b = append(b, '/')
+		b = append(b, p...)
+	}
+	return string(b)
+}
+
+func (r *procReader) taskPath(pid, tid int, file string) string {
+	b := make([]byte, 0, 64)
+	b = append(b, r.root...)
+	b = append(b, '/')
+	b = strconv.AppendInt(b, int64(pid), 10)
+	b = append(b, "/task/"...)
+	b = strconv.AppendInt(b, int64(tid), 10)
+	b = append(b, '/')
+	b = append(b, file...)
+	return string(b)
+}
+
+// statFields is what collect keeps of /proc/PID/stat.
+type statFields struct {
+	pid, ppid, pgrp, tpgid, threads int
+	state                           byte
+	comm                            string
+	ttyNr                           uint64
+	start                           uint64
+}
+
+// parseStat parses /proc/PID/stat (or a task's): the command sits in
+// parentheses and may hold spaces and parentheses itself, so the fields
+// start after the last ')'.
+func parseStat(b []byte) (statFields, bool) {
+	var f statFields
+	open := bytes.IndexByte(b, '(')
+	closing := bytes.LastIndexByte(b, ')')
+	if open < 0 || closing < open || closing+2 > len(b) {
+		return f, false
+	}
+	pid, err := strconv.Atoi(string(bytes.TrimSpace(b[:open])))
+	if err != nil {
+		return f, false
+	}
+	f.pid, f.comm = pid, string(b[open+1:closing])
+	rest := b[closing+2:]
+	// Fields from 3 (state) on; the ones we keep: 3 state, 4 ppid, 5 pgrp,
+	// 7 tty_nr, 8 tpgid, 20 num_threads, 22 starttime.
+	idx := 3
+	for len(rest) > 0 && idx <= 22 {
+		end := bytes.IndexByte(rest, ' ')
+		if end < 0 {
+			end = len(rest)
+		}
+		field := rest[:end]
+		switch idx {
+		case 3:
+			if len(field) > 0 {
+				f.state = field[0]
+			}
+		case 4:
+			f.ppid, _ = strconv.Atoi(string(field))
+		case 5:
+			f.pgrp, _ = strconv.Atoi(string(field))
+		case 7:
+			v, _ := strconv.ParseInt(string(field), 10, 64)
+			f.ttyNr = uint64(uint32(v))
+		case 8:
+			f.tpgid, _ = strconv.Atoi(string(field))
+		case 20:
+			f.threads, _ = strconv.Atoi(string(field))
+		case 22:
+			f.start, _ = strconv.ParseUint(string(field), 10, 64)
+		}
+		idx++
+		if end == len(rest) {
+			break
+		}
+		rest = rest[end+1:]
+	}
+	return f, idx > 8
+}
+
+func (r *procReader) stat(pid int) (statFields, error) {
+	b, err := r.readFile(r.procPath(pid, "stat"))
+	if err != nil {
+		return statFields{}, err
+	}
+	f, ok := parseStat(b)
+	if !ok {
+		return f, unix.EINVAL
+	}
+	return f, nil
+}
+
+// maxWalk bounds the processes a walk of a pane's tree visits.
+const maxWalk = 512
+
+// collect gathers the snapshot for t.
+func (r *procReader) collect(t Target) *Snapshot {
+	s := &Snapshot{Arch: goArchName[runtime.GOARCH], PanePID: t.PanePID, TicksPerSecond: 100}
+	s.TTY.InQueue = -1
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_BOOTTIME, &ts) == nil {
+		s.BootSeconds = float64(ts.Nano()) / 1e9
+	}
+	s.NowSchedMS = schedNowMS(r)
+	if t.PanePID <= 0 || t.TTY == "" {
+		s.Problem = "no pane pid or terminal"
+		return s
+	}
+	if _, err := r.stat(t.PanePID); err == unix.ENOENT || err == unix.ESRCH {
+		s.Problem, s.Gone = "the pane's first process has exited", true
+		return s
+	}
+	var st unix.Stat_t
+	if err := unix.Stat(t.TTY, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+		s.Problem = "the pane's terminal " + t.TTY + " cannot be read here"
+		return s
+	}
+	s.TTY.Major, s.TTY.Minor = unix.Major(st.Rdev), unix.Minor(st.Rdev)
+	s.TTY.Ino, s.TTY.DevMajor, s.TTY.DevMinor = st.Ino, unix.Major(st.Dev), unix.Minor(st.Dev)
+	if dt := devTTY(); dt.ok {
+		s.TTY.DevTTYIno, s.TTY.DevTTYMajor, s.TTY.DevTTYMinor = dt.ino, dt.major, dt.minor
+	}
+	r.tty, r.ttyPath = &s.TTY, t.TTY
+
+	root, err := r.stat(t.PanePID)
+	if err != nil {
+		if err == unix.ENOENT || err == unix.ESRCH {
+			s.Problem, s.Gone = "the pane's first process has exited", true
+		} else {
+			s.Problem = "cannot read the pane's first process: " + err.Error()
+		}
+		return s
+	}
+	if !r.onTTY(root) {
+		// Another pid namespace (a containerised server), or a pid reused.
+		s.Problem = "the pane's pid is not on the pane's terminal here"
+		return s
+	}
+	s.TPGID, s.PanePgrp = root.tpgid, root.pgrp
+	s.PaneName = root.comm
+	if s.TPGID <= 0 {
+		s.Problem = "the terminal has no foreground process group"
+		return s
+	}
+	seen := map[int]bool{}
+	queue := []statFields{root}
+	addMember := func(f statFields) {
+		s.Members = append(s.Members, r.member(f))
+	}
+	for len(queue) > 0 && len(seen) < maxWalk {
+		f := queue[0]
+		queue = queue[1:]
+		if seen[f.pid] {
+			continue
+		}
+		seen[f.pid] = true
+		if f.pgrp == s.TPGID && r.onTTY(f) && f.state != 'Z' && f.state != 'X' {
+			addMember(f)
+		}
+		for _, c := range r.children(f) {
+			if seen[c] {
+				continue
+			}
+			if cf, err := r.stat(c); err == nil {
+				queue = append(queue, cf)
+			}
+		}
+		if len(queue) == 0 && !seen[s.TPGID] {
+			// The leader is not below the pane's first process (its
+			// parent died and it was adopted): look at it directly.
+			if lf, err := r.stat(s.TPGID); err == nil && lf.pgrp == s.TPGID && r.onTTY(lf) {
+				queue = append(queue, lf)
+			} else {
+				seen[s.TPGID] = true
+			}
+		}
+	}
+	for _, p := range s.Members {
+		if p.PID == s.TPGID {
+			p.Name = r.argv0(p.PID, p.Name)
+		}
+	}
+	if len(s.Members) > 0 && s.Members[0].PID != s.TPGID {
+		s.Members[0].Name = r.argv0(s.Members[0].PID, s.Members[0].Name)
+	}
+	r.readMode(s)
+	s.loadFDs = r.loadFDs
+	s.recheck = r.recheck
+	s.lastRan = r.lastRan
+	return s
+}
+
+// onTTY reports whether a process's controlling terminal is the pane's.
+func (r *procReader) onTTY(f statFields) bool {
+	return r.tty != nil && unix.Major(f.ttyNr) == r.tty.Major && unix.Minor(f.ttyNr) == r.tty.Minor
+}
+
+// member reads a foreground process's threads.
+func (r *procReader) member(f statFields) *Proc {
+	p := &Proc{PID: f.pid, PPID: f.ppid, Pgrp: f.pgrp, Name: f.comm, StartTicks: f.start}
+	tids := []int{f.pid}
+	if f.threads > 1 {
+		tids = r.tasks(f.pid)
+	}
+	for _, tid := range tids {
+		t := &Thread{TID: tid, Syscall: syscallUnknown}
+		if tid == f.pid {
+			t.State = f.state
+		} else if b, err := r.readFile(r.taskPath(f.pid, tid, "stat")); err == nil {
+			if tf, ok := parseStat(b); ok {
+				t.State = tf.state
+			}
+		} else {
+			continue // ended meanwhile
+		}
+		if t.State != 'R' && t.State != 'Z' && t.State != 'X' {
+			if b, err := r.readFile(r.taskPath(f.pid, tid, "wchan")); err == nil {
+				t.Wchan = string(bytes.TrimSpace(b))
+			}
+			if !r.noSyscall {
+				if b, err := r.readFile(r.taskPath(f.pid, tid, "syscall")); err == nil {
+					t.Syscall, t.Args = parseSyscall(b)
+				}
+			}
+		}
+		t.Runs, t.RunsKnown = r.runs(f.pid, tid)
+		p.Threads = append(p.Threads, t)
+	}
+	return p
+}
+
+// parseSyscall parses /proc/PID/task/TID/syscall: "running", "-1 sp pc"
+// (blocked, not in a system call), or "nr a1 a2 ... sp pc" in hex.
+func parseSyscall(b []byte) (int, [3]uint64) {
+	var args [3]uint64
+	fields := bytes.Fields(b)
+	if len(fields) == 0 || fields[0][0] == 'r' {
+		return syscallNone, args
+	}
+	nr, err := strconv.Atoi(string(fields[0]))
+	if err != nil || nr < 0 {
+		return syscallNone, args
+	}
+	for i := 0; i < 3 && i+1 < len(fields); i++ {
+		v := bytes.TrimPrefix(fields[i+1], []byte("0x"))
+		args[i], _ = strconv.ParseUint(string(v), 16, 64)
+	}
+	return nr, args
+}
+
+// runs reads how many times a thread was scheduled (schedstat's third
+// field).
+func (r *procReader) runs(pid, tid int) (uint64, bool) {
+	b, err := r.readFile(r.taskPath(pid, tid, "schedstat"))
+	if err != nil {
+		return 0, false
+	}
+	fields := bytes.Fields(b)
+	if len(fields) < 3 {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(fields[2]), 10, 64)
+	return v, err == nil
+}
+
+func (r *procReader) recheck(refs []threadRef) (bool, bool) {
+	if len(refs) == 0 {
+		return false, false
+	}
+	for _, ref := range refs {
+		if v, ok := r.runs(ref.pid, ref.tid); ok && v != ref.runs {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// lastRan reads when a thread last ran, in the sched clock's ms.
+func (r *procReader) lastRan(pid, tid int) float64 {
+	b, err := r.readFile(r.taskPath(pid, tid, "sched"))
+	if err != nil {
+		return 0
+	}
+	return execStart(b)
+}
+
+// execStart finds se.exec_start in a sched file.
+func execStart(b []byte) float64 {
+	i := bytes.Index(b, []byte("se.exec_start"))
+	if i < 0 {
+		return 0
+	}
+	line := b[i:]
+	if j := bytes.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	k := bytes.LastIndexByte(line, ':')
+	if k < 0 {
+		return 0
+	}
+	v, err := strconv.ParseFloat(string(bytes.TrimSpace(line[k+1:])), 64)
+	if err != nil {
+		return 0
+	}
+	return v
+}
+
+// tasks lists a process's threads.
+func (r *procReader) tasks(pid int) []int {
+	tids, _ := r.readDirInts(r.procPath(pid, "task"))
+	return tids
+}
+
+// readDirInts lists the numeric names in a directory; false when it
+// cannot be opened.
+func (r *procReader) readDirInts(dir string) ([]int, bool) {
+	fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, false
+	}
+	defer unix.Close(fd)
+	var out []int
+	buf := make([]byte, 4096)
+	for {
+		n, err := unix.ReadDirent(fd, buf)
+		if err != nil || n <= 0 {
+			return out, true
+		}
+		rest := buf[:n]
+		for len(rest) > 0 {
+			// struct linux_dirent64: ino 8, off 8, reclen 2, type 1, name.
+			if len(rest) < 19 {
+				break
+			}
+			reclen := int(rest[16]) | int(rest[17])<<8
+			if reclen < 19 || reclen > len(rest) {
+				break
+			}
+			name := rest[19:reclen]
+			if z := bytes.IndexByte(name, 0); z >= 0 {
+				name = name[:z]
+			}
+			if v, err := strconv.Atoi(string(name)); err == nil {
+				out = append(out, v)
+			}
+			rest = rest[reclen:]
+		}
+	}
+}
+
+// children lists a process's children, from every thread's children file.
+func (r *procReader) children(f statFields) []int {
+	tids := []int{f.pid}
+	if f.threads > 1 {
+		tids = r.tasks(f.pid)
+	}
+	var out []int
+	for _, tid := range tids {
+		b, err := r.readFile(r.taskPath(f.pid, tid, "children"))
+		if err != nil {
+			continue
+		}
+		for _, w := range bytes.Fields(b) {
+			if v, err := strconv.Atoi(string(w)); err == nil {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}
+
+// argv0 is tmux's name for a process: argv[0]'s base name (comm when the
+// command line is empty or unreadable).
+func (r *procReader) argv0(pid int, comm string) string {
+	b, err := r.readFile(r.procPath(pid, "cmdline"))
+	if err != nil || len(b) == 0 {
+		return comm
+	}
+	if z := bytes.IndexByte(b, 0); z >= 0 {
+		b = b[:z]
+	}
+	if name := baseName(string(b)); name != "" {
+		return name
+	}
+	return comm
+}
+
+// readMode opens the terminal (never keeping it: a held slave would keep
+// the pane's terminal from hanging up) and reads its modes and input queue.
+func (r *procReader) readMode(s *Snapshot) {
+	fd, err := unix.Open(r.ttyPath, unix.O_RDONLY|unix.O_NOCTTY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || unix.Major(st.Rdev) != s.TTY.Major || unix.Minor(st.Rdev) != s.TTY.Minor {
+		return
+	}
+	if tio, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
+		s.TTY.ModeKnown = true
+		s.TTY.Canonical = tio.Lflag&unix.ICANON != 0
+		s.TTY.Echo = tio.Lflag&unix.ECHO != 0
+	}
+	if n, err := unix.IoctlGetInt(fd, unix.TIOCINQ); err == nil {
+		s.TTY.InQueue = n
+	}
+}
+
+// loadFDs reads a process's open files and, for its epoll sets, whether
+// they hold the terminal.
+func (r *procReader) loadFDs(p *Proc) {
+	dir := r.procPath(p.PID, "fd")
+	nums, ok := r.readDirInts(dir)
+	if !ok {
+		return // another user's process, or gone
+	}
+	p.FDsRead = true
+	linkBuf := make([]byte, 256)
+	for _, n := range nums {
+		path := dir + "/" + strconv.Itoa(n)
+		m, err := unix.Readlink(path, linkBuf)
+		if err != nil {
+			continue
+		}
+		link := string(linkBuf[:m])
+		f := FD{Num: n, Kind: r.linkKind(path, link)}
+		if f.Kind == fdEpoll {
+			f.EpollTTY, f.EpollRead = r.epollHoldsTTY(p.PID, n)
+		}
+		p.FDs = append(p.FDs, f)
+	}
+}
+
+// linkKind sorts an open file by its /proc/PID/fd link.
+func (r *procReader) linkKind(path, link string) FDKind {
+	switch {
+	case link == r.ttyPath:
+		return fdTTY
+	case link == "/dev/tty":
+		return fdDevTTY
+	case hasPrefix(link, "socket:"):
+		return fdSocket
+	case hasPrefix(link, "pipe:"):
+		return fdPipe
+	case link == "anon_inode:[eventpoll]":
+		return fdEpoll
+	case link == "anon_inode:inotify":
+		return fdInotify
+	case hasPrefix(link, "anon_inode:"):
+		return fdEvent
+	case hasPrefix(link, "/dev/"):
+		var st unix.Stat_t
+		if unix.Stat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
+			return fdOther
+		}
+		maj, min := unix.Major(st.Rdev), unix.Minor(st.Rdev)
+		switch {
+		case maj == r.tty.Major && min == r.tty.Minor:
+			return fdTTY
+		case maj == 5 && min == 0:
+			return fdDevTTY
+		case isTTYMajor(maj):
+			return fdOtherTTY
+		}
+	}
+	return fdOther
+}
+
+// isTTYMajor: terminals' device majors (tty, console/ptmx, pts, serial).
+func isTTYMajor(m uint32) bool {
+	return m == 4 || m == 5 || (m >= 136 && m <= 143) || m == 188 || m == 204
+}
+
+func hasPrefix(s, p string) bool { return len(s) >= len(p) && s[:len(p)] == p }
+
+// epollHoldsTTY reads an epoll set's targets from its fdinfo: each line
+// "tfd: N events: E data: D pos:P ino:I sdev:S" names a target's inode and
+// its file system's device (the kernel's encoding, major<<20|minor).
+func (r *procReader) epollHoldsTTY(pid, fd int) (holds, read bool) {
+	b, err := r.readFile(r.procPath(pid, "fdinfo", strconv.Itoa(fd)))
+	if err != nil {
+		return false, false
+	}
+	return epollTargetsHold(b, r.tty), true
+}
+
+func epollTargetsHold(b []byte, tty *TTYFacts) bool {
+	for len(b) > 0 {
+		line := b
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line, b = b[:i], b[i+1:]
+		} else {
+			b = nil
+		}
+		if !bytes.HasPrefix(line, []byte("tfd:")) {
+			continue
+		}
+		ino, ok1 := hexField(line, "ino:")
+		sdev, ok2 := hexField(line, "sdev:")
+		if !ok1 || !ok2 {
+			continue
+		}
+		maj, min := uint32(sdev>>20), uint32(sdev&0xfffff)
+		if ino == tty.Ino && maj == tty.DevMajor && min == tty.DevMinor {
+			return true
+		}
+		if tty.DevTTYIno != 0 && ino == tty.DevTTYIno && maj == tty.DevTTYMajor && min == tty.DevTTYMinor {
+			return true
+		}
+	}
+	return false
+}
+
+func hexField(line []byte, key string) (uint64, bool) {
+	i := bytes.Index(line, []byte(key))
+	if i < 0 {
+		return 0, false
+	}
+	v := line[i+len(key):]
+	if j := bytes.IndexByte(v, ' '); j >= 0 {
+		v = v[:j]
+	}
+	n, err := strconv.ParseUint(string(v), 16, 64)
+	return n, err == nil
+}
+
+type devTTYInfo struct {
+	ok           bool
+	ino          uint64
+	major, minor uint32
+}
+
+var devTTYOnce = sync.OnceValue(func() devTTYInfo {
+	var st unix.Stat_t
+	if unix.Stat("/dev/tty", &st) != nil {
+		return devTTYInfo{}
+	}
+	return devTTYInfo{ok: true, ino: st.Ino, major: unix.Major(st.Dev), minor: unix.Minor(st.Dev)}
+})
+
+func devTTY() devTTYInfo { return devTTYOnce() }
+
+// The sched clock (sched's exec_start, ms since boot) runs beside
+// CLOCK_MONOTONIC at an offset that is measured, not assumed: a thread
+// that has just woken from a sleep has exec_start = now.
+var schedClock struct {
+	sync.Mutex
+	offsetMS float64 // sched clock minus CLOCK_MONOTONIC
+	at       time.Time
+	ok       bool
+}
+
+const schedCalibrateEvery = 10 * time.Minute
+
+func monotonicMS() float64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+		return 0
+	}
+	return float64(ts.Nano()) / 1e6
+}
+
+// schedNowMS is now on the sched clock; 0 when it cannot be calibrated.
+func schedNowMS(r *procReader) float64 {
+	schedClock.Lock()
+	defer schedClock.Unlock()
+	if !schedClock.ok || time.Since(schedClock.at) > schedCalibrateEvery {
+		if off, ok := calibrateSched(r.root); ok {
+			schedClock.offsetMS, schedClock.ok = off, true
+		}
+		schedClock.at = time.Now()
+	}
+	if !schedClock.ok {
+		return 0
+	}
+	return monotonicMS() + schedClock.offsetMS
+}
+
+func calibrateSched(root string) (float64, bool) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	path := root + "/thread-self/sched"
+	best, found := 0.0, false
+	buf := make([]byte, 8192)
+	for range 3 {
+		_ = unix.Nanosleep(&unix.Timespec{Nsec: 20_000}, nil)
+		before := monotonicMS()
+		fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return 0, false
+		}
+		n, err := unix.Read(fd, buf)
+		unix.Close(fd)
+		if err != nil || n <= 0 {
+			return 0, false
+		}
+		es := execStart(buf[:n])
+		if es <= 0 {
+			return 0, false
+		}
+		// exec_start is at or before "before"; the smallest gap is the
+		// closest to the woken instant.
+		if off := es - before; !found || off > best {
+			best, found = off, true
+		}
+	}
+	return best, found
+}
