@@ -210,7 +210,7 @@ func TestCorpus(t *testing.T) {
 	s := tmuxtest.New(t)
 	s.MustRun("set-option", "-g", "remain-on-exit", "on")
 	s.MustRun("set-option", "-g", "history-limit", "100")
-	type row struct{ name, want, full, limited string }
+	type row struct{ name, want, full, limited, dump string }
 	var table []row
 	for _, c := range corpus(t) {
 		t.Run(c.name, func(t *testing.T) {
@@ -230,14 +230,16 @@ func TestCorpus(t *testing.T) {
 					return s.MustRun("display-message", "-p", "-t", pane, "#{pane_dead}") == "1"
 				})
 			}
-			seen := map[bool]foreground.Report{}
-			for _, noSyscall := range []bool{false, true} {
-				r := settle(t, tg, foreground.Options{NoSyscall: noSyscall}, c.want)
-				seen[noSyscall] = r
-				label := "every source"
-				if noSyscall {
-					label = "same-user sources only"
+			seen := map[string]foreground.Report{}
+			for _, label := range []string{"every source", "same-user sources only", "the remote dump"} {
+				inspect := func() foreground.Report {
+					return foreground.Inspect(tg, foreground.Options{NoSyscall: label != "every source"})
 				}
+				if label == "the remote dump" {
+					inspect = func() foreground.Report { return viaDump(t, s, pane, tg.PanePID) }
+				}
+				r := settle(t, inspect, c.want)
+				seen[label] = r
 				if r.State == foreground.Unknown {
 					t.Errorf("%s: unknown (%s)", label, r.Why)
 				}
@@ -255,14 +257,14 @@ func TestCorpus(t *testing.T) {
 			if c.secret {
 				want += " secret"
 			}
-			table = append(table, row{c.name, want, describe(seen[false]), describe(seen[true])})
+			table = append(table, row{c.name, want, describe(seen["every source"]), describe(seen["same-user sources only"]), describe(seen["the remote dump"])})
 			s.MustRun("kill-window", "-t", pane)
 		})
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "\n%-46s %-34s %-62s %s\n", "program / situation", "expected", "seen (every source)", "seen (same-user sources only)")
+	fmt.Fprintf(&b, "\n%-46s %-34s %-46s %-46s %s\n", "program / situation", "expected", "seen (every source)", "seen (same-user sources only)", "seen (the remote dump)")
 	for _, r := range table {
-		fmt.Fprintf(&b, "%-46s %-34s %-62s %s\n", r.name, r.want, r.full, r.limited)
+		fmt.Fprintf(&b, "%-46s %-34s %-46s %-46s %s\n", r.name, r.want, r.full, r.limited, r.dump)
 	}
 	t.Log(b.String())
 }
@@ -278,17 +280,17 @@ func describe(r foreground.Report) string {
 // settle inspects until the answer is one of want and stays so for five
 // more looks over 100 ms (a program starting up passes through other
 // states first); after 15 s it returns the last answer.
-func settle(t *testing.T, tg foreground.Target, o foreground.Options, want []foreground.State) foreground.Report {
+func settle(t *testing.T, inspect func() foreground.Report, want []foreground.State) foreground.Report {
 	t.Helper()
 	deadline := time.Now().Add(15 * time.Second)
 	var r foreground.Report
 	for time.Now().Before(deadline) {
-		r = foreground.Inspect(tg, o)
+		r = inspect()
 		if r.State == foreground.Exited || slicesContains(want, r.State) {
 			stable := true
 			for range 5 {
 				time.Sleep(20 * time.Millisecond)
-				if again := foreground.Inspect(tg, o); again.State != r.State {
+				if again := inspect(); again.State != r.State {
 					stable, r = false, again
 					break
 				}
@@ -309,4 +311,19 @@ func slicesContains(list []foreground.State, s foreground.State) bool {
 		}
 	}
 	return false
+}
+
+// viaDump inspects a pane as a remote host's is: the fixed script run by
+// the pane's own tmux server (run-shell), its dump read back from a buffer.
+func viaDump(t *testing.T, s *tmuxtest.Server, pane string, pid int) foreground.Report {
+	t.Helper()
+	buf := "tmux-mcp-fg-test"
+	out, err := s.Run("run-shell", "-t", pane, foreground.RemoteScript(buf), ";", "show-buffer", "-b", buf, ";", "delete-buffer", "-b", buf)
+	if err != nil {
+		if dead, _ := s.Run("display-message", "-p", "-t", pane, "#{pane_dead}"); dead == "1" {
+			return foreground.ExitedReport(pid, "")
+		}
+		t.Fatalf("the dump: %v", err)
+	}
+	return foreground.ParseRemote([]byte(out), pid)
 }

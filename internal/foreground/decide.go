@@ -337,6 +337,11 @@ func (s *Snapshot) byWchan(p *Proc, t *Thread) threadVerdict {
 	case "do_signal_stop":
 		tv.v, tv.why = vStopped, "stopped"
 		return tv
+	case "ttyin": // BSD and macOS: sleeping in the terminal's read
+		tv.v, tv.why = vTTY, "reading the terminal (ttyin)"
+		return tv
+	case "select", "kqread", "poll": // BSD and macOS
+		return s.pollInference(p, t, w)
 	case "", "0":
 		return s.modeGuess(p, t, "an unknown kernel wait")
 	}
