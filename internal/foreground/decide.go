@@ -34,7 +34,7 @@ func decide(s *Snapshot) Report {
 		}
 		return r
 	}
-	r := Report{Pgrp: s.TPGID, InputQueued: s.TTY.InQueue, ShellAtPrompt: s.PanePgrp == s.TPGID && s.TPGID > 0}
+	r := Report{Pgrp: s.TPGID, InputQueued: s.TTY.InQueue, ShellAtPrompt: s.PanePgrp == s.TPGID && s.TPGID > 0, PaneProgram: s.PaneName}
 	r.Secret = s.TTY.ModeKnown && s.TTY.Canonical && !s.TTY.Echo
 	var lead *Proc
 	for _, p := range s.Members {
@@ -127,15 +127,41 @@ func decide(s *Snapshot) Report {
 			r.StateSeconds = s.secondsSinceRan(verdicts)
 		}
 	}
-	if r.State == Running && s.BootSeconds > 0 && s.TicksPerSecond > 0 {
-		// At most since the newest member started; a Tracker narrows it.
+	if r.State == Running {
+		r.StateSeconds = s.runningSeconds()
+	}
+	return r
+}
+
+// runningSeconds bounds how long a running group has run: no longer than
+// since its newest member started, nor than the CPU time its busiest
+// member used (a REPL idle for an hour that computes for a second has used
+// a second). A Tracker narrows it with what it saw.
+func (s *Snapshot) runningSeconds() float64 {
+	bound := -1.0
+	if s.BootSeconds > 0 && s.TicksPerSecond > 0 {
 		var newest uint64
 		for _, p := range s.Members {
 			newest = max(newest, p.StartTicks)
 		}
-		r.StateSeconds = roundSeconds(max(0, s.BootSeconds-float64(newest)/s.TicksPerSecond))
+		bound = max(0, s.BootSeconds-float64(newest)/s.TicksPerSecond)
 	}
-	return r
+	var busiest uint64
+	known := false
+	for _, p := range s.Members {
+		var sum uint64
+		for _, t := range p.Threads {
+			if t.RunsKnown {
+				sum += t.CPUNanos
+				known = true
+			}
+		}
+		busiest = max(busiest, sum)
+	}
+	if known && (bound < 0 || float64(busiest)/1e9 < bound) {
+		bound = float64(busiest) / 1e9
+	}
+	return roundSeconds(max(bound, 0))
 }
 
 func contains(list []string, s string) bool {

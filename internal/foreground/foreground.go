@@ -98,6 +98,8 @@ type Report struct {
 	// ShellAtPrompt is true when the foreground group is the pane's first
 	// process's own group: a shell in the pane has the terminal back.
 	ShellAtPrompt bool
+	// PaneProgram is the name of the pane's first process (its comm).
+	PaneProgram string
 	// At is when the facts were read.
 	At time.Time
 }

@@ -242,25 +242,20 @@ func (r *procReader) member(f statFields) *Proc {
 				}
 			}
 		}
-		t.Runs, t.RunsKnown = r.runs(f.pid, tid)
+		t.Runs, t.CPUNanos, t.RunsKnown = r.runs(f.pid, tid)
 		p.Threads = append(p.Threads, t)
 	}
 	return p
 }
 
-// runs reads how many times a thread was scheduled (schedstat's third
-// field).
-func (r *procReader) runs(pid, tid int) (uint64, bool) {
+// runs reads how many times a thread was scheduled and the CPU time it
+// used (schedstat's third and first fields).
+func (r *procReader) runs(pid, tid int) (runs, cpu uint64, ok bool) {
 	b, err := r.readFile(r.taskPath(pid, tid, "schedstat"))
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
-	fields := bytes.Fields(b)
-	if len(fields) < 3 {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(fields[2]), 10, 64)
-	return v, err == nil
+	return parseSchedstat(b)
 }
 
 func (r *procReader) recheck(refs []threadRef) (bool, bool) {
@@ -268,7 +263,7 @@ func (r *procReader) recheck(refs []threadRef) (bool, bool) {
 		return false, false
 	}
 	for _, ref := range refs {
-		if v, ok := r.runs(ref.pid, ref.tid); ok && v != ref.runs {
+		if v, _, ok := r.runs(ref.pid, ref.tid); ok && v != ref.runs {
 			return true, true
 		}
 	}

@@ -167,3 +167,15 @@ func linuxMajor(dev uint64) uint32 {
 func linuxMinor(dev uint64) uint32 {
 	return uint32(dev&0xff) | uint32((dev>>12)&^0xff)
 }
+
+// parseSchedstat parses /proc/PID/task/TID/schedstat: "cpu_ns wait_ns
+// timeslices".
+func parseSchedstat(b []byte) (runs, cpu uint64, ok bool) {
+	f := bytes.Fields(b)
+	if len(f) < 3 {
+		return 0, 0, false
+	}
+	cpu, err1 := strconv.ParseUint(string(f[0]), 10, 64)
+	runs, err2 := strconv.ParseUint(string(f[2]), 10, 64)
+	return runs, cpu, err1 == nil && err2 == nil
+}

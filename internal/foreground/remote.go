@@ -227,11 +227,7 @@ func parseDump(dump []byte, pid int) *Snapshot {
 		case "syscall":
 			th.Syscall, th.Args = parseSyscall(content)
 		case "schedstat":
-			if f := bytes.Fields(content); len(f) >= 3 {
-				if v, err := strconv.ParseUint(string(f[2]), 10, 64); err == nil {
-					th.Runs, th.RunsKnown = v, true
-				}
-			}
+			th.Runs, th.CPUNanos, th.RunsKnown = parseSchedstat(content)
 		case "sched":
 			rp.last[n] = execStart(content)
 		}

@@ -94,6 +94,8 @@ type Thread struct {
 	// field); RunsKnown says it was read.
 	Runs      uint64
 	RunsKnown bool
+	// CPUNanos is the CPU time it has used (schedstat's first field).
+	CPUNanos uint64
 }
 
 const (

@@ -20,6 +20,7 @@ import (
 
 	"github.com/tmux-mcp/tmux-mcp/internal/audit"
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/foreground"
 	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -49,6 +50,9 @@ type Server struct {
 	bufState *bufferState // this process's buffer namespace (tools_buffers.go)
 
 	stop stopState // cancels calls in flight at shutdown (shutdown.go)
+
+	fgTracker foreground.Tracker // how long each pane's foreground has been in its state
+	fgOptions foreground.Options // how panes are inspected (Options.Foreground)
 }
 
 // Options are the collaborators of a Server.
@@ -63,6 +67,9 @@ type Options struct {
 	// builds them from cfg.Hosts and cfg.SSHCommand (none when empty).
 	// Close closes them either way: the server owns them.
 	Hosts *remote.Set
+	// Foreground tunes how local panes' foreground programs are inspected
+	// (tests turn sources off to see what a less privileged user gets).
+	Foreground foreground.Options
 }
 
 // New builds the server and its tool table. It fails when a tool is
@@ -70,7 +77,7 @@ type Options struct {
 // ship a tool that escapes the safety gate.
 func New(cfg config.Config, opts Options) (*Server, error) {
 	s := &Server{cfg: cfg, tmux: opts.Tmux, log: opts.Logger, audit: opts.Audit,
-		watch: &tmux.Watchers{Bin: cfg.TmuxBin, Env: opts.ChildEnv}}
+		watch: &tmux.Watchers{Bin: cfg.TmuxBin, Env: opts.ChildEnv}, fgOptions: opts.Foreground}
 	s.stop.ctx, s.stop.cancel = context.WithCancelCause(context.Background())
 	s.hosts = opts.Hosts
 	if s.hosts == nil && len(cfg.Hosts) > 0 {

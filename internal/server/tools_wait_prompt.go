@@ -1,0 +1,500 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/foreground"
+	"github.com/tmux-mcp/tmux-mcp/internal/termtext"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+func init() { toolGroups = append(toolGroups, waitPromptTools) }
+
+// promptWaitArgs are how wait_for_prompt and send_and_wait wait.
+type promptWaitArgs struct {
+	Until   string  `json:"until" default:"\"input\"" enum:"input,quiet,exit" desc:"input: it waits for input; quiet: no output for quiet seconds; exit: the shell is back at its prompt or the program ended."`
+	Quiet   float64 `json:"quiet" default:"1.0" desc:"Seconds of silence for until=quiet."`
+	Timeout float64 `json:"timeout" default:"30.0" desc:"Seconds (> 0), capped by the wait ceiling."`
+}
+
+type waitForPromptArgs struct {
+	PaneTarget
+	promptWaitArgs
+	SocketArgs
+}
+
+type sendAndWaitArgs struct {
+	Keys string `json:"keys" desc:"Text, or one key name such as C-c or Enter."`
+	PaneTarget
+	Enter           bool `json:"enter" default:"true" doc:"Press Enter after the keys."`
+	Literal         bool `json:"literal" default:"false" desc:"Type a key name as text."`
+	SuppressHistory bool `json:"suppress_history" default:"false" desc:"Prepend a space (ignorespace keeps it out of history)."`
+	promptWaitArgs
+	MaxLines *int `json:"max_lines" default:"500" desc:"Tail lines of output kept (> 0); null: no cap."`
+	Force    bool `json:"force" default:"false" desc:"Type even if the program is busy (not reading the terminal)."`
+	Secret   bool `json:"secret" default:"false" desc:"Input for a password prompt: logged nowhere, never echoed back."`
+	SocketArgs
+}
+
+// WaitForPromptResult is wait_for_prompt's answer.
+type WaitForPromptResult struct {
+	PaneID           string     `json:"pane_id" desc:"Pane waited on."`
+	Outcome          string     `json:"outcome" enum:"waiting_for_input,quiet,exited,timeout" desc:"How the wait ended."`
+	Foreground       Foreground `json:"foreground" desc:"What the pane's foreground program is doing now."`
+	Tail             []string   `json:"tail" desc:"The screen's last non-blank rows (at most 20 lines / 2000 bytes)."`
+	Cursor           string     `json:"cursor" desc:"A capture_since cursor: pass it to capture_since to read only what the pane prints next."`
+	ElapsedSeconds   float64    `json:"elapsed_seconds" desc:"Seconds waited."`
+	EffectiveTimeout float64    `json:"effective_timeout" desc:"The timeout actually enforced, after the ceiling."`
+}
+
+// SendAndWaitResult is send_and_wait's answer.
+type SendAndWaitResult struct {
+	PaneID           string     `json:"pane_id" desc:"Pane typed into."`
+	Outcome          string     `json:"outcome" enum:"waiting_for_input,quiet,exited,timeout" desc:"How the wait ended."`
+	Output           []string   `json:"output" desc:"What the program wrote in answer: the rows after the input's own rows, as capture_pane renders them, without the prompt row; on the alternate screen, the screen."`
+	Prompt           string     `json:"prompt" desc:"The cursor's row up to the cursor: the program's prompt (e.g. '>>> ', 'Continue? [y/N] ')."`
+	Foreground       Foreground `json:"foreground" desc:"What the pane's foreground program is doing now."`
+	Cursor           string     `json:"cursor" desc:"A capture_since cursor: pass it to capture_since to read only what the pane prints next."`
+	TruncatedLines   int        `json:"truncated_lines" desc:"Output lines dropped from the head by max_lines."`
+	LinesMissed      bool       `json:"lines_missed" desc:"Rows could not be located exactly (history trimmed past the input, the screen cleared, tmux paused a flooding pane): output is then the screen above the prompt."`
+	ElapsedSeconds   float64    `json:"elapsed_seconds" desc:"Seconds since the keys were typed."`
+	EffectiveTimeout float64    `json:"effective_timeout" desc:"The timeout actually enforced, after the ceiling."`
+}
+
+func waitPromptTools() []*Tool {
+	return []*Tool{
+		define(Tool{
+			Name: "wait_for_prompt", Title: "Wait For Prompt", Toolset: "wait", Tier: config.Readonly, Preset: RO, SelfBounded: true,
+			Description: "Wait until a pane's foreground program waits for input (the OS says so: a REPL or y/n prompt, a shell back at its prompt), its output goes quiet, or it exits. Returns its state, the screen's last rows and a capture_since cursor. To type and wait in one call use send_and_wait.",
+		}, func(ctx context.Context, c *Call, a waitForPromptArgs) (WaitForPromptResult, error) {
+			return c.waitForPrompt(ctx, a)
+		}),
+		define(Tool{
+			Name: "send_and_wait", Title: "Send And Wait", Toolset: "pane", Tier: config.Mutating, Preset: SHL, SelfBounded: true,
+			Description: "Type into a pane as send_keys does, wait until the program waits for input again (or quiet/exit), and return just its answer: the output rows after your input and its prompt. For REPLs, prompts and TUIs; for shell commands run_command gives the exit status. Refuses a busy program unless force; a password prompt needs secret.",
+		}, func(ctx context.Context, c *Call, a sendAndWaitArgs) (SendAndWaitResult, error) {
+			return c.sendAndWait(ctx, a)
+		}),
+	}
+}
+
+// How a wait checks the OS: when output pauses (promptQuietGap after the
+// last output event) and, while the pane is silent, at growing intervals
+// up to promptCheckMax (a program may block on its read without printing
+// anything). A check reads /proc (locally; no process, a few tens of
+// microseconds) or runs one dump over the host's control connection.
+var (
+	promptQuietGap       = 3 * time.Millisecond
+	promptBackoff        = []time.Duration{2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond, 160 * time.Millisecond}
+	promptCheckMax       = 250 * time.Millisecond
+	promptCheckMaxRemote = time.Second
+	// promptInputSettle: typed input that woke nothing for this long was
+	// taken by the terminal's line editing (a partial line in canonical
+	// mode): the program still waits, for the rest of its line.
+	promptInputSettle = 250 * time.Millisecond
+)
+
+// fgWait is one wait for a pane's foreground program.
+type fgWait struct {
+	c     *Call
+	ps    *paneStream
+	sock  tmux.Socket
+	row   tmux.Row // fgFields of the pane
+	until string
+	quiet time.Duration
+
+	start      time.Time
+	lastOutput time.Time
+	// before is the foreground just before send_and_wait typed; nil for
+	// wait_for_prompt.
+	before *foreground.Report
+	last   foreground.Report
+	dec    termtext.Decoder
+	line   atomic.Pointer[string] // newest output line, for progress
+	secret bool
+}
+
+func (c *Call) checkPromptArgs(a promptWaitArgs) (time.Duration, time.Duration, error) {
+	switch a.Until {
+	case "input", "quiet", "exit":
+	default:
+		return 0, 0, expectedf("until must be input, quiet or exit")
+	}
+	if !(a.Quiet >= 0.01) || math.IsInf(a.Quiet, 0) {
+		return 0, 0, expectedf("quiet must be at least 0.01 seconds")
+	}
+	eff, err := c.effectiveTimeout(a.Timeout)
+	if err != nil {
+		return 0, 0, err
+	}
+	return eff, time.Duration(a.Quiet * float64(time.Second)), nil
+}
+
+// promptPaneFields: what a prompt wait reads of its pane at the start.
+var promptPaneFields = append(append([]string{}, tmux.WhereFields...), "pane_pid", "pane_tty", "pane_dead", "pane_current_command")
+
+func (c *Call) waitForPrompt(ctx context.Context, a waitForPromptArgs) (WaitForPromptResult, error) {
+	start := time.Now()
+	eff, quiet, err := c.checkPromptArgs(a.promptWaitArgs)
+	if err != nil {
+		return WaitForPromptResult{}, err
+	}
+	sctx, scancel := context.WithDeadline(ctx, start.Add(max(eff, waitSetupFloor)))
+	defer scancel()
+	sock := c.Socket(a.SocketArgs)
+	row, err := c.resolvePane(sctx, sock, a.PaneTarget, promptPaneFields)
+	if err != nil {
+		return WaitForPromptResult{}, err
+	}
+	pane := row["pane_id"]
+	ps, _, err := c.openStreamAt(sctx, sock, tmux.WhereOf(row))
+	if err != nil {
+		return WaitForPromptResult{}, err
+	}
+	defer ps.close()
+	w := &fgWait{c: c, ps: ps, sock: sock, row: row, until: a.Until, quiet: quiet, start: start, lastOutput: start}
+	wctx, cancel := context.WithDeadline(ctx, start.Add(eff))
+	defer cancel()
+	stop := c.progressEvery(wctx, eff, w.progress(pane, eff))
+	outcome := w.run(wctx, 0)
+	stop()
+	if ctx.Err() != nil && !shuttingDown(ctx) {
+		return WaitForPromptResult{}, ctx.Err()
+	}
+	res := WaitForPromptResult{PaneID: pane, Outcome: outcome, Foreground: *foregroundModel(w.last), EffectiveTimeout: eff.Seconds(), Tail: []string{}}
+	rctx, rcancel := w.answerContext(ctx)
+	defer rcancel()
+	if snap, now, err := w.finalRead(rctx); err == nil {
+		res.Cursor = c.cursors().put(OwnerFrom(ctx), now)
+		res.Tail = capTail(trimBlankTail(snap.Grid[min(snap.HS, len(snap.Grid)):]))
+	}
+	res.ElapsedSeconds = roundMs(time.Since(start))
+	return res, nil
+}
+
+// answerContext is the context of the reads that build an answer: the
+// call's own, or (when the server is stopping) a short one of its own, so a
+// wait ended by shutdown still answers with what it has.
+func (w *fgWait) answerContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if ctx.Err() != nil {
+		return context.WithTimeout(context.WithoutCancel(ctx), 300*time.Millisecond)
+	}
+	return context.WithTimeout(ctx, 5*time.Second)
+}
+
+// finalRead reads the pane as capture_since does, over the wait's own
+// connection, for the answer's rows and its cursor.
+func (w *fgWait) finalRead(ctx context.Context) (*sinceSnap, *sinceState, error) {
+	pane := w.row["pane_id"]
+	outs, err := w.ps.sub.Watcher().Command(ctx, sinceCommands(pane)...)
+	if err != nil {
+		return nil, nil, notFoundAs(err, "pane", pane)
+	}
+	snap, now, _, err := w.c.sinceRead(w.c.cursors(), pane, outs)
+	return snap, now, err
+}
+
+func (w *fgWait) progress(pane string, eff time.Duration) func(time.Duration) string {
+	return func(el time.Duration) string {
+		msg := fmt.Sprintf("Waiting on pane %s (until %s): %.1fs elapsed, %.1fs left; foreground %s", pane, w.until, el.Seconds(), (eff - el).Seconds(), w.last.State)
+		if p := w.line.Load(); p != nil && !w.secret {
+			msg += fmt.Sprintf("; last output: %q", *p)
+		}
+		return msg
+	}
+}
+
+// run waits until the outcome the wait asks for, or ctx ends ("timeout").
+// first is the delay before the first check.
+func (w *fgWait) run(ctx context.Context, first time.Duration) string {
+	checkMax := promptCheckMax
+	if w.c.host != "" {
+		checkMax = promptCheckMaxRemote
+	}
+	timer := time.NewTimer(first)
+	defer timer.Stop()
+	step := 0
+	reset := func(d time.Duration) {
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(d)
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return "timeout"
+		case <-w.ps.notify():
+			data, err := w.ps.take(ctx)
+			if err != nil {
+				// The pane is gone: its program ended with it.
+				pid := atoi(w.row["pane_pid"])
+				cmd := w.last.Command
+				if cmd == "" {
+					cmd = w.row["pane_current_command"]
+				}
+				w.last = foreground.ExitedReport(pid, cmd)
+				return "exited"
+			}
+			if len(data) == 0 {
+				step = 0
+				reset(0) // a layout change (a pane died?): look now
+				continue
+			}
+			w.lastOutput = time.Now()
+			if lines := w.dec.Write(data); len(lines) > 0 {
+				l := lines[len(lines)-1]
+				w.line.Store(&l)
+			} else if p := w.dec.Partial(); p != "" {
+				w.line.Store(&p)
+			}
+			step = 0
+			reset(promptQuietGap)
+		case <-timer.C:
+			if outcome := w.check(ctx); outcome != "" {
+				return outcome
+			}
+			next := checkMax
+			if step < len(promptBackoff) {
+				next = min(promptBackoff[step], checkMax)
+				step++
+			}
+			if w.until == "quiet" || w.last.State == foreground.Unknown {
+				if left := w.quiet - time.Since(w.lastOutput); left > 0 && left < next {
+					next = left
+				}
+			}
+			reset(next)
+		}
+	}
+}
+
+// check looks once; it returns the outcome when the wait is over.
+func (w *fgWait) check(ctx context.Context) string {
+	var run runFunc
+	if w.c.host != "" {
+		run = func(ctx context.Context, cmds ...tmux.Command) ([][]byte, error) {
+			return w.ps.sub.Watcher().Command(ctx, cmds...)
+		}
+	}
+	r := w.c.inspectForeground(ctx, w.sock, w.row, run)
+	if r.State == foreground.Unknown && ctx.Err() != nil {
+		return "" // the dump was cut short by the deadline: keep the last answer
+	}
+	w.last = r
+	quietFor := time.Since(w.lastOutput)
+	switch {
+	case r.State == foreground.Exited:
+		return "exited"
+	case w.until == "quiet" || r.State == foreground.Unknown:
+		// Where the OS cannot tell, every wait falls back to quiet.
+		if quietFor >= w.quiet {
+			return "quiet"
+		}
+	case w.until == "input":
+		if w.ready(r) {
+			return "waiting_for_input"
+		}
+	case w.until == "exit":
+		if r.ShellAtPrompt && isShell(r.PaneProgram) && w.ready(r) {
+			return "exited"
+		}
+	}
+	return ""
+}
+
+// ready: the foreground waits for input with nothing typed left unread,
+// and (after send_and_wait typed) it has taken what was typed: it woke
+// since (its scheduling count moved, or another group has the terminal),
+// or the input has sat for promptInputSettle without waking it.
+func (w *fgWait) ready(r foreground.Report) bool {
+	if r.State != foreground.WaitingForInput || r.InputQueued > 0 {
+		return false
+	}
+	b := w.before
+	switch {
+	case b == nil:
+		return true
+	case r.Pgrp != b.Pgrp:
+		return true
+	case r.Runs != 0 && b.Runs != 0 && r.Runs != b.Runs:
+		return true
+	}
+	return time.Since(w.start) >= promptInputSettle
+}
+
+func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitResult, error) {
+	start := time.Now()
+	eff, quiet, err := c.checkPromptArgs(a.promptWaitArgs)
+	if err != nil {
+		return SendAndWaitResult{}, err
+	}
+	if err := positive("max_lines", a.MaxLines); err != nil {
+		return SendAndWaitResult{}, err
+	}
+	cmds, err := keyCommands(a.Keys, a.Enter, a.Literal, a.SuppressHistory)
+	if err != nil {
+		return SendAndWaitResult{}, err
+	}
+	sctx, scancel := context.WithDeadline(ctx, start.Add(max(eff, waitSetupFloor)))
+	defer scancel()
+	sock := c.Socket(a.SocketArgs)
+	row, err := c.resolvePane(sctx, sock, a.PaneTarget, promptPaneFields)
+	if err != nil {
+		return SendAndWaitResult{}, err
+	}
+	pane := row["pane_id"]
+	if row["pane_dead"] == "1" {
+		return SendAndWaitResult{}, deadPane(pane)
+	}
+	for i := range cmds {
+		cmds[i][2] = pane // keyCommands leaves the target for us
+	}
+	before := c.inspectForeground(sctx, sock, row, nil)
+	if err := refuseTyping(pane, before, a.Force, a.Secret); err != nil {
+		return SendAndWaitResult{}, err
+	}
+	// Keys wait while a run_command here has typed its wrapper and not yet
+	// started (as send_keys does).
+	release, err := c.holdInput(sctx, sock, pane)
+	if err != nil {
+		return SendAndWaitResult{}, err
+	}
+	// Subscribe, read where the input starts, and type, in one ordered
+	// step on the watcher's connection: the stream holds exactly what
+	// follows the keystrokes, and the read is the screen they land on.
+	first := cmds[:min(len(cmds), pwKeysPerRun)]
+	entry := append(promptEntryCommands(pane), first...)
+	ps, outs, err := c.openStreamAt(sctx, sock, tmux.WhereOf(row), entry...)
+	if err != nil {
+		release()
+		return SendAndWaitResult{}, err
+	}
+	defer ps.close()
+	typedAt := time.Now()
+	for rest := cmds[len(first):]; len(rest) > 0; {
+		n := min(pwKeysPerRun, len(rest))
+		if _, err := c.pwRun(sctx, sock, pane, rest[:n]...); err != nil {
+			release()
+			return SendAndWaitResult{}, err
+		}
+		rest = rest[n:]
+	}
+	release()
+	entryState, col0, err := c.promptEntry(pane, outs)
+	if err != nil {
+		return SendAndWaitResult{}, err
+	}
+	w := &fgWait{c: c, ps: ps, sock: sock, row: row, until: a.Until, quiet: quiet, start: typedAt, lastOutput: typedAt,
+		before: &before, last: before, secret: a.Secret}
+	wctx, cancel := context.WithDeadline(ctx, start.Add(eff))
+	defer cancel()
+	stop := c.progressEvery(wctx, eff, w.progress(pane, eff))
+	outcome := w.run(wctx, promptBackoff[0])
+	stop()
+	if ctx.Err() != nil && !shuttingDown(ctx) {
+		return SendAndWaitResult{}, ctx.Err()
+	}
+	res := SendAndWaitResult{PaneID: pane, Outcome: outcome, Foreground: *foregroundModel(w.last), EffectiveTimeout: eff.Seconds(), Output: []string{}}
+	rctx, rcancel := w.answerContext(ctx)
+	defer rcancel()
+	snap, now, err := w.finalRead(rctx)
+	if err != nil {
+		if outcome == "exited" {
+			res.LinesMissed = true
+			res.ElapsedSeconds = roundMs(time.Since(typedAt))
+			return res, nil
+		}
+		return SendAndWaitResult{}, err
+	}
+	res.Cursor = c.cursors().put(OwnerFrom(ctx), now)
+	output, prompt, missed := answerOf(entryState, col0, snap, typedLines(a.Keys, a.Enter, a.Literal))
+	if a.Secret {
+		output, prompt = maskSecret(output, a.Keys), maskSecret([]string{prompt}, a.Keys)[0]
+	}
+	res.LinesMissed = missed || ps.lost.Load()
+	res.Output, res.TruncatedLines = tailLines(output, a.MaxLines)
+	res.Prompt = prompt
+	res.ElapsedSeconds = roundMs(time.Since(typedAt))
+	return res, nil
+}
+
+// refuseTyping says why send_and_wait will not type into a foreground.
+func refuseTyping(pane string, r foreground.Report, force, secret bool) error {
+	if force {
+		return nil
+	}
+	switch r.State {
+	case foreground.Running, foreground.Sleeping, foreground.Stopped:
+		return expectedf("pane %s's foreground program (%s, pid %d) is %s, not reading the terminal: what you type would wait unread. Wait for it with wait_for_prompt, interrupt it with send_keys C-c, or pass force=true to type anyway.", pane, r.Command, r.PID, r.State)
+	case foreground.Exited:
+		return deadPane(pane)
+	}
+	if r.State == foreground.WaitingForInput && r.Secret && !secret {
+		return expectedf("pane %s is at a password prompt (%s has turned echo off): pass secret=true to type into it; the input is then written nowhere (not in the result, not in any log)", pane, r.Command)
+	}
+	if secret && r.State == foreground.WaitingForInput && !r.Secret {
+		return expectedf("secret=true, but pane %s's terminal echoes what is typed (%s is not at a password prompt): the secret would show on the screen. Pass force=true to type it anyway.", pane, r.Command)
+	}
+	return nil
+}
+
+// keyCommands turns send_keys' arguments into tmux commands, as
+// pwSendKeys types them; each command's target (index 2) is left for the
+// caller to fill.
+func keyCommands(keys string, enter, literal, suppress bool) ([]tmux.Command, error) {
+	if err := pwNoNUL("keys", keys); err != nil {
+		return nil, expectedf("keys must not contain NUL bytes; send the key name C-@ to type a NUL")
+	}
+	if len(keys) > pwMaxKeys {
+		return nil, expectedf("keys is too long (%d bytes; at most %d): load large text into a buffer and paste it instead", len(keys), pwMaxKeys)
+	}
+	return pwKeyCommands("", keys, enter, literal, suppress), nil
+}
+
+// promptEntryCommands read, just before the keys, where the input lands:
+// the pane's state as capture_since reads it, and the rows from 128 above
+// the top of the screen down (a cursor keeps that many above its row).
+func promptEntryCommands(pane string) []tmux.Command {
+	return []tmux.Command{
+		{"list-panes", "-t", pane, "-F", tmux.Format(sinceFields...)},
+		{"display-message", "-p", "-t", pane, "%s"},
+		{"capture-pane", "-p", "-t", pane, "-S", fmt.Sprint(-sinceRowsAbove), "-E", "-"},
+	}
+}
+
+// promptEntry turns the entry read into the state a cursor would keep
+// (to find the input's row again, however the history moved) and the
+// cursor's column.
+func (c *Call) promptEntry(pane string, outs [][]byte) (*sinceState, int, error) {
+	if len(outs) < 3 {
+		return nil, 0, expectedf("pane %s: tmux answered the entry read incompletely", pane)
+	}
+	st, err := rowFor(outs[0], sinceFields, pane)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows := splitRows(outs[2])
+	hs := atoi(st["history_size"])
+	firstAbs := max(0, hs-sinceRowsAbove) // the capture's first row, counted from the grid's top
+	store := c.cursors()
+	hashes := make([]uint64, firstAbs, firstAbs+len(rows))
+	hashes = append(hashes, store.hashRows(rows)...)
+	activity, clock := int64(atoi(st["window_activity"])), int64(atoi(strings.TrimSpace(string(outs[1]))))
+	snap := &sinceSnap{HS: hs, Limit: atoi(st["history_limit"]), Width: atoi(st["pane_width"]),
+		Height: atoi(st["pane_height"]), CursorY: atoi(st["cursor_y"]), Alt: st["alternate_on"] == "1",
+		Activity: activity, Clock: clock, Hashes: hashes}
+	state := snap.remember()
+	state.Top = max(state.Top, firstAbs)
+	state.Rows = hashes[state.Top:min(len(hashes), state.Anchor+1+sinceRowsBelow)]
+	return state, atoi(st["cursor_x"]), nil
+}
