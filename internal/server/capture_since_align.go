@@ -53,10 +53,10 @@ const sinceMinEvidence = 4
 // then screen), with the rows' hashes.
 type sinceSnap struct {
 	HS, Limit, Width, Height, CursorX, CursorY int
-	Alt                               bool
-	Activity, Clock                   int64
-	Grid                              []string
-	Hashes                            []uint64
+	Alt                                        bool
+	Activity, Clock                            int64
+	Grid                                       []string
+	Hashes                                     []uint64
 }
 
 // remember is the state a cursor issued on this read keeps: the pane's

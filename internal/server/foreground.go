@@ -50,7 +50,9 @@ func (c *Call) inspectForeground(ctx context.Context, sock tmux.Socket, row tmux
 		r = foreground.Inspect(foreground.Target{PanePID: pid, TTY: row["pane_tty"]}, c.fgOptions)
 	default:
 		if run == nil {
-			run = func(ctx context.Context, cmds ...tmux.Command) ([][]byte, error) { return c.tmux.Run(ctx, sock, cmds...) }
+			run = func(ctx context.Context, cmds ...tmux.Command) ([][]byte, error) {
+				return c.tmux.Run(ctx, sock, cmds...)
+			}
 		}
 		r = c.remoteForeground(ctx, run, row["pane_id"], pid)
 	}
