@@ -24,6 +24,9 @@ var SensitiveKeys = map[string]bool{
 	"content": true, "shell": true, "environment": true,
 }
 
+// SecretMark stands for a sensitive value of a call marked secret.
+const SecretMark = "[secret: not recorded]"
+
 // MaxString is the longest other string logged in clear; longer ones are cut.
 const MaxString = 200
 
@@ -120,8 +123,14 @@ func redact(v any) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
+		// A call that marks its input secret (send_and_wait at a password
+		// prompt) leaves no trace of it, not even a digest: a short
+		// passphrase's hash prefix could be brute-forced.
+		secret, _ := x["secret"].(bool)
 		for k, val := range x {
 			switch {
+			case SensitiveKeys[k] && secret:
+				out[k] = SecretMark
 			case !SensitiveKeys[k] || val == nil:
 				out[k] = redact(val)
 			case k == "environment":

@@ -102,7 +102,9 @@ func paneContentTools() []*Tool {
 				return PaneSnapshot{}, &tmux.NotFoundError{What: "pane", Detail: id}
 			}
 			kept, dropped := tailLines(captureLines(outs[0]), a.MaxLines)
-			return c.paneSnapshot(rows[0], strings.Join(kept, "\n"), dropped), nil
+			snap := c.paneSnapshot(rows[0], strings.Join(kept, "\n"), dropped)
+			snap.Foreground = foregroundModel(c.inspectForeground(ctx, sock, rows[0], nil))
+			return snap, nil
 		}),
 		define(Tool{
 			Name: "search_panes", Title: "Search Panes", Toolset: "pane", Tier: config.Readonly, Preset: RO,
