@@ -112,14 +112,25 @@ func DigestOf(v any) Digest {
 
 // Redact returns a copy of decoded JSON arguments that is safe to log.
 func Redact(args map[string]any) map[string]any {
-	out, _ := redact(args).(map[string]any)
+	out, _ := redact(args, false).(map[string]any)
 	if out == nil {
 		out = map[string]any{}
 	}
 	return out
 }
 
-func redact(v any) any {
+// RedactSecret is Redact for a call whose input turned out to be secret
+// though not marked so (typed at a password prompt, and refused): its
+// sensitive values leave no digest either.
+func RedactSecret(args map[string]any) map[string]any {
+	out, _ := redact(args, true).(map[string]any)
+	if out == nil {
+		out = map[string]any{}
+	}
+	return out
+}
+
+func redact(v any, secretCall bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
@@ -127,12 +138,13 @@ func redact(v any) any {
 		// prompt) leaves no trace of it, not even a digest: a short
 		// passphrase's hash prefix could be brute-forced.
 		secret, _ := x["secret"].(bool)
+		secret = secret || secretCall
 		for k, val := range x {
 			switch {
 			case SensitiveKeys[k] && secret:
 				out[k] = SecretMark
 			case !SensitiveKeys[k] || val == nil:
-				out[k] = redact(val)
+				out[k] = redact(val, secretCall)
 			case k == "environment":
 				// A mapping keeps its variable names; anything else (a JSON
 				// string holding one, a list...) is one digest.
@@ -153,7 +165,7 @@ func redact(v any) any {
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = redact(e)
+			out[i] = redact(e, secretCall)
 		}
 		return out
 	case string:

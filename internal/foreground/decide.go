@@ -73,6 +73,7 @@ func decide(s *Snapshot) Report {
 		}
 		return out
 	}
+	r.ReadingTTY = len(pick(vTTY)) > 0
 	switch {
 	case len(verdicts) == 0:
 		r.State, r.Basis, r.Why = Running, Inferred, "every thread of the foreground group is exiting"

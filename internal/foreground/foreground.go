@@ -100,6 +100,10 @@ type Report struct {
 	ShellAtPrompt bool
 	// PaneProgram is the name of the pane's first process (its comm).
 	PaneProgram string
+	// ReadingTTY: a thread of the group is blocked reading the terminal,
+	// whatever the others do (a REPL whose garbage collector runs is
+	// running, yet typed input goes to it).
+	ReadingTTY bool
 	// At is when the facts were read.
 	At time.Time
 }

@@ -150,6 +150,10 @@ func (r *procReader) collect(t Target) *Snapshot {
 		}
 		return s
 	}
+	if root.state == 'Z' || root.state == 'X' {
+		s.Problem, s.Gone = "the pane's first process has exited", true
+		return s
+	}
 	if !r.onTTY(root) {
 		// Another pid namespace (a containerised server), or a pid reused.
 		s.Problem = "the pane's pid is not on the pane's terminal here"

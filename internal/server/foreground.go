@@ -38,8 +38,10 @@ type runFunc func(ctx context.Context, cmds ...tmux.Command) ([][]byte, error)
 
 // inspectForeground reports what the foreground of a pane is doing. row
 // holds fgFields. A local pane is read from this machine's kernel (no
-// process, no tmux call); a remote one through run (the host's control
-// connection), which runs foreground.RemoteScript there.
+// process, no tmux call); a remote one through run, or when run is nil
+// through a watcher of the pane's session (the host's control connection,
+// whose replies are nonce-checked: the dump holds text programs choose),
+// which runs foreground.RemoteScript there.
 func (c *Call) inspectForeground(ctx context.Context, sock tmux.Socket, row tmux.Row, run runFunc) foreground.Report {
 	pid, _ := strconv.Atoi(row["pane_pid"])
 	var r foreground.Report
@@ -49,12 +51,7 @@ func (c *Call) inspectForeground(ctx context.Context, sock tmux.Socket, row tmux
 	case c.host == "":
 		r = foreground.Inspect(foreground.Target{PanePID: pid, TTY: row["pane_tty"]}, c.fgOptions)
 	default:
-		if run == nil {
-			run = func(ctx context.Context, cmds ...tmux.Command) ([][]byte, error) {
-				return c.tmux.Run(ctx, sock, cmds...)
-			}
-		}
-		r = c.remoteForeground(ctx, run, row["pane_id"], pid)
+		r = c.remoteForeground(ctx, sock, row, run)
 	}
 	key := c.host + "\x00" + sock.String() + "\x00" + row["pane_id"] + "\x00" + row["pane_pid"]
 	return c.fgTracker.Observe(key, r)
@@ -62,23 +59,44 @@ func (c *Call) inspectForeground(ctx context.Context, sock tmux.Socket, row tmux
 
 // remoteForeground runs the fixed dump script in the pane's own tmux
 // server and decides from its output; the buffer it leaves is deleted in
-// the same command list.
-func (c *Call) remoteForeground(ctx context.Context, run runFunc, pane string, pid int) foreground.Report {
+// the same command list. A pane that died meanwhile is exited.
+func (c *Call) remoteForeground(ctx context.Context, sock tmux.Socket, row tmux.Row, run runFunc) foreground.Report {
+	pane := row["pane_id"]
+	pid, _ := strconv.Atoi(row["pane_pid"])
+	if run == nil {
+		where := tmux.WhereOf(row)
+		if where.Session == "" || where.Window == "" {
+			var err error
+			if where, err = c.tmux.Locate(ctx, sock, tmux.PaneID(pane)); err != nil {
+				return foreground.ParseRemote(nil, pid)
+			}
+		}
+		ps, _, err := c.openStreamAt(ctx, sock, where)
+		if err != nil {
+			return foreground.ParseRemote(nil, pid)
+		}
+		defer ps.close()
+		run = ps.sub.Watcher().Command
+	}
 	var b [8]byte
 	_, _ = rand.Read(b[:])
 	buf := "tmux-mcp-fg-" + hex.EncodeToString(b[:])
 	outs, err := run(ctx,
+		tmux.Command{"display-message", "-p", "-t", pane, "#{pane_dead}"},
 		tmux.Command{"run-shell", "-t", pane, foreground.RemoteScript(buf)},
 		tmux.Command{"show-buffer", "-b", buf},
 		tmux.Command{"delete-buffer", "-b", buf})
-	if err != nil || len(outs) < 2 {
+	if len(outs) > 0 && strings.TrimSpace(string(outs[0])) == "1" {
+		return foreground.ExitedReport(pid, row["pane_current_command"])
+	}
+	if err != nil || len(outs) < 3 {
 		r := foreground.ParseRemote(nil, pid)
 		if err != nil {
 			r.Why = "the host's dump failed: " + strings.TrimSpace(err.Error())
 		}
 		return r
 	}
-	return foreground.ParseRemote(outs[1], pid)
+	return foreground.ParseRemote(outs[2], pid)
 }
 
 // isShell reports whether a program name is a shell run_command drives.

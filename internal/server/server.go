@@ -476,6 +476,12 @@ var Additions = []Addition{
 		"true when tmux paused a flooding pane's output stream during the wait, so some output may not have been matched"},
 	{"history_suppressed", "result field of run_command and wait_for_run (RunCommandResult)",
 		"whether suppress_history held: the shell kept the command out of its history (true), recorded it anyway (false), or cannot tell (null)"},
+	{"foreground", "argument of get_pane_info and list_panes; result field of those (with foreground=true), snapshot_pane, wait_for_prompt and send_and_wait",
+		"what the pane's foreground program is doing, read from the operating system (waiting for input, running, sleeping, stopped, exited), with how it was decided; see \"Interactive programs\" below"},
+	{"wait_for_prompt", "tool",
+		"waits until a program waits for input, goes quiet or exits, driven by output events and the OS state, instead of a guessed pattern"},
+	{"send_and_wait", "tool",
+		"drives a REPL, prompt or TUI turn by turn: types, waits for the next prompt, returns only the answer"},
 }
 
 // Difference is a deliberate behaviour that differs from the reference

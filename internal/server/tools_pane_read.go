@@ -20,7 +20,7 @@ type getPaneInfoArgs struct {
 // costs an inspection of the OS per pane: off by default, so a plain call
 // stays as cheap as before.
 type ForegroundArg struct {
-	Foreground bool `json:"foreground" default:"false" desc:"Add what each pane's foreground program is doing (foreground object)."`
+	Foreground bool `json:"foreground" default:"false" desc:"Add the foreground program's state (waiting for input, running...)."`
 }
 
 // PaneInfoForeground is a PaneInfo with the foreground object a call asked

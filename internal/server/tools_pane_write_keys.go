@@ -163,7 +163,7 @@ func paneKeysTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "send_keys", Title: "Send Keys", Toolset: "pane", Tier: config.Mutating, Preset: SHL,
-			Description: "Type text or one key name (e.g. 'C-c') into a pane, then Enter unless enter=false. Does not wait or read output: use run_command to run a shell command, or wait_for_text/capture_pane after.",
+			Description: "Type text or one key name (e.g. 'C-c') into a pane, then Enter unless enter=false. Does not wait or read output: use run_command for a shell command, send_and_wait for a REPL or prompt, or wait_for_text/capture_pane after.",
 		}, func(ctx context.Context, c *Call, a sendKeysArgs) (Text, error) {
 			sock := c.Socket(a.SocketArgs)
 			if err := pwNoNUL("keys", a.Keys); err != nil {

@@ -53,7 +53,7 @@ func runTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "run_command", Title: "Run Command", Toolset: "pane", Tier: config.Mutating, Preset: SHL, SelfBounded: true,
-			Description: "Run a shell command in a pane's shell, wait for it, and return its exit status and whole output. Runs in a subshell: cd and export do not persist. On timeout it keeps running: resume with wait_for_run, never re-run it. Needs a shell prompt in the pane. For TUIs use send_keys with wait_for_text.",
+			Description: "Run a shell command in a pane's shell, wait for it, and return its exit status and whole output. Runs in a subshell: cd and export do not persist. On timeout it keeps running: resume with wait_for_run, never re-run it. Needs a shell prompt in the pane; for REPLs and TUIs use send_and_wait.",
 		}, func(ctx context.Context, c *Call, a runCommandArgs) (RunCommandResult, error) {
 			return c.runCommand(ctx, a)
 		}),

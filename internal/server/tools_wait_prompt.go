@@ -18,8 +18,8 @@ func init() { toolGroups = append(toolGroups, waitPromptTools) }
 
 // promptWaitArgs are how wait_for_prompt and send_and_wait wait.
 type promptWaitArgs struct {
-	Until   string  `json:"until" default:"\"input\"" enum:"input,quiet,exit" desc:"input: it waits for input; quiet: no output for quiet seconds; exit: the shell is back at its prompt or the program ended."`
-	Quiet   float64 `json:"quiet" default:"1.0" desc:"Seconds of silence for until=quiet."`
+	Until   string  `json:"until" default:"\"input\"" enum:"input,quiet,exit" desc:"input: it reads input; quiet: silent for quiet seconds; exit: shell prompt back, or program ended."`
+	Quiet   float64 `json:"quiet" default:"1.0" doc:"Seconds without output that end an until=quiet wait."`
 	Timeout float64 `json:"timeout" default:"30.0" desc:"Seconds (> 0), capped by the wait ceiling."`
 }
 
@@ -34,11 +34,11 @@ type sendAndWaitArgs struct {
 	PaneTarget
 	Enter           bool `json:"enter" default:"true" doc:"Press Enter after the keys."`
 	Literal         bool `json:"literal" default:"false" desc:"Type a key name as text."`
-	SuppressHistory bool `json:"suppress_history" default:"false" desc:"Prepend a space (ignorespace keeps it out of history)."`
+	SuppressHistory bool `json:"suppress_history" default:"false" doc:"Prepend a space (ignorespace keeps it out of history)."`
 	promptWaitArgs
-	MaxLines *int `json:"max_lines" default:"500" desc:"Tail lines of output kept (> 0); null: no cap."`
-	Force    bool `json:"force" default:"false" desc:"Type even if the program is busy (not reading the terminal)."`
-	Secret   bool `json:"secret" default:"false" desc:"Input for a password prompt: logged nowhere, never echoed back."`
+	MaxLines *int `json:"max_lines" default:"500" desc:"Tail lines kept (> 0); null: all."`
+	Force    bool `json:"force" default:"false" desc:"Type even into a busy program."`
+	Secret   bool `json:"secret" default:"false" desc:"For a password prompt: the input is logged nowhere."`
 	SocketArgs
 }
 
@@ -71,13 +71,13 @@ func waitPromptTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "wait_for_prompt", Title: "Wait For Prompt", Toolset: "wait", Tier: config.Readonly, Preset: RO, SelfBounded: true,
-			Description: "Wait until a pane's foreground program waits for input (the OS says so: a REPL or y/n prompt, a shell back at its prompt), its output goes quiet, or it exits. Returns its state, the screen's last rows and a capture_since cursor. To type and wait in one call use send_and_wait.",
+			Description: "Wait until a pane's program waits for input (the OS tells: a REPL or y/n prompt, a shell back at its prompt), goes quiet, or exits. Returns its state, the last screen rows and a capture_since cursor. To type and wait at once: send_and_wait.",
 		}, func(ctx context.Context, c *Call, a waitForPromptArgs) (WaitForPromptResult, error) {
 			return c.waitForPrompt(ctx, a)
 		}),
 		define(Tool{
 			Name: "send_and_wait", Title: "Send And Wait", Toolset: "pane", Tier: config.Mutating, Preset: SHL, SelfBounded: true,
-			Description: "Type into a pane as send_keys does, wait until the program waits for input again (or quiet/exit), and return just its answer: the output rows after your input and its prompt. For REPLs, prompts and TUIs; for shell commands run_command gives the exit status. Refuses a busy program unless force; a password prompt needs secret.",
+			Description: "Type into a pane as send_keys does, wait until the program reads input again (or quiet/exit), and return only its answer: the rows after your input, and its prompt. For REPLs, y/n prompts, TUIs; shell commands: run_command. Refuses a busy program unless force; a password prompt needs secret.",
 		}, func(ctx context.Context, c *Call, a sendAndWaitArgs) (SendAndWaitResult, error) {
 			return c.sendAndWait(ctx, a)
 		}),
@@ -190,8 +190,17 @@ func (w *fgWait) answerContext(ctx context.Context) (context.Context, context.Ca
 
 // finalRead reads the pane as capture_since does, over the wait's own
 // connection, for the answer's rows and its cursor.
+//
+// The program has written its answer before blocking on its read, but
+// tmux may not have read those bytes from the terminal yet when the read
+// arrives (both ready in one turn of its event loop). A round trip first
+// lets tmux finish that turn: whatever the terminal held by then is on the
+// screen when the read runs.
 func (w *fgWait) finalRead(ctx context.Context) (*sinceSnap, *sinceState, error) {
 	pane := w.row["pane_id"]
+	if _, err := w.ps.sub.Watcher().Command(ctx, tmux.Command{"display-message", "-p", "-t", pane, "."}); err != nil {
+		return nil, nil, notFoundAs(err, "pane", pane)
+	}
 	outs, err := w.ps.sub.Watcher().Command(ctx, sinceCommands(pane)...)
 	if err != nil {
 		return nil, nil, notFoundAs(err, "pane", pane)
@@ -290,6 +299,13 @@ func (w *fgWait) check(ctx context.Context) string {
 	if r.State == foreground.Unknown && ctx.Err() != nil {
 		return "" // the dump was cut short by the deadline: keep the last answer
 	}
+	if r.State == foreground.Unknown && w.c.host == "" {
+		// The OS could not tell (a process on another terminal, a pid in
+		// another namespace): tmux still knows whether the pane died.
+		if outs, err := w.ps.sub.Watcher().Command(ctx, tmux.Command{"display-message", "-p", "-t", w.row["pane_id"], "#{pane_dead}"}); err == nil && strings.TrimSpace(string(outs[0])) == "1" {
+			r = foreground.ExitedReport(r.PID, w.row["pane_current_command"])
+		}
+	}
 	w.last = r
 	quietFor := time.Since(w.lastOutput)
 	switch {
@@ -360,6 +376,19 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 		cmds[i][2] = pane // keyCommands leaves the target for us
 	}
 	before := c.inspectForeground(sctx, sock, row, nil)
+	// A program that reads the terminal wakes now and then (a timer, its
+	// garbage collector): one look at a busy moment is no reason to refuse.
+	// Only one that stays away from the terminal for a few looks is busy.
+	for _, d := range busyLooks {
+		if refuseTyping(pane, before, a.Force, a.Secret) == nil || !isBusy(before) {
+			break
+		}
+		select {
+		case <-sctx.Done():
+		case <-time.After(d):
+		}
+		before = c.inspectForeground(sctx, sock, row, nil)
+	}
 	if err := refuseTyping(pane, before, a.Force, a.Secret); err != nil {
 		return SendAndWaitResult{}, err
 	}
@@ -428,6 +457,20 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 	return res, nil
 }
 
+// busyLooks are the pauses between the looks that tell a busy program
+// from one that woke for a moment (about 40 ms in all).
+var busyLooks = []time.Duration{2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond}
+
+// isBusy: the foreground is doing something other than reading the
+// terminal.
+func isBusy(r foreground.Report) bool {
+	switch r.State {
+	case foreground.Running, foreground.Sleeping, foreground.Stopped:
+		return !r.ReadingTTY
+	}
+	return false
+}
+
 // refuseTyping says why send_and_wait will not type into a foreground.
 func refuseTyping(pane string, r foreground.Report, force, secret bool) error {
 	if force {
@@ -435,12 +478,15 @@ func refuseTyping(pane string, r foreground.Report, force, secret bool) error {
 	}
 	switch r.State {
 	case foreground.Running, foreground.Sleeping, foreground.Stopped:
+		if r.ReadingTTY {
+			break // busy elsewhere (a garbage collector), but reading the terminal
+		}
 		return expectedf("pane %s's foreground program (%s, pid %d) is %s, not reading the terminal: what you type would wait unread. Wait for it with wait_for_prompt, interrupt it with send_keys C-c, or pass force=true to type anyway.", pane, r.Command, r.PID, r.State)
 	case foreground.Exited:
 		return deadPane(pane)
 	}
 	if r.State == foreground.WaitingForInput && r.Secret && !secret {
-		return expectedf("pane %s is at a password prompt (%s has turned echo off): pass secret=true to type into it; the input is then written nowhere (not in the result, not in any log)", pane, r.Command)
+		return secretPromptf("pane %s is at a password prompt (%s has turned echo off): pass secret=true to type into it; the input is then written nowhere (not in the result, not in any log)", pane, r.Command)
 	}
 	if secret && r.State == foreground.WaitingForInput && !r.Secret {
 		return expectedf("secret=true, but pane %s's terminal echoes what is typed (%s is not at a password prompt): the secret would show on the screen. Pass force=true to type it anyway.", pane, r.Command)
@@ -497,4 +543,11 @@ func (c *Call) promptEntry(pane string, outs [][]byte) (*sinceState, int, error)
 	state.Top = max(state.Top, firstAbs)
 	state.Rows = hashes[state.Top:min(len(hashes), state.Anchor+1+sinceRowsBelow)]
 	return state, atoi(st["cursor_x"]), nil
+}
+
+// secretPromptf is the refusal to type unmarked input at a password prompt.
+func secretPromptf(format string, args ...any) *ToolError {
+	te := expectedf(format, args...)
+	te.Type = typeSecretPrompt
+	return te
 }
