@@ -18,6 +18,8 @@ targets=(
   "./internal/termtext FuzzDecoder 200000"
   "./internal/termtext FuzzDecoderVsTmux 20"
   "./internal/oauth FuzzVerify 60000"
+  "./internal/foreground FuzzParseDump 100000"
+  "./internal/foreground FuzzParseStat 100000"
 )
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

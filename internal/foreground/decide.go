@@ -41,9 +41,6 @@ func decide(s *Snapshot) Report {
 		if lead == nil || p.PID == s.TPGID {
 			lead = p
 		}
-		for _, t := range p.Threads {
-			r.Runs += t.Runs
-		}
 	}
 	if lead == nil {
 		// The group has no live member on this terminal: its last process
@@ -74,6 +71,16 @@ func decide(s *Snapshot) Report {
 		return out
 	}
 	r.ReadingTTY = len(pick(vTTY)) > 0
+	// Runs counts the threads that read the terminal (all, when none
+	// does): a helper thread's work must not look like input taken.
+	counted := pick(vTTY)
+	if len(counted) == 0 {
+		counted = verdicts
+	}
+	for _, tv := range counted {
+		s.runs(tv.p, tv.t)
+		r.Runs += tv.t.Runs
+	}
 	switch {
 	case len(verdicts) == 0:
 		r.State, r.Basis, r.Why = Running, Inferred, "every thread of the foreground group is exiting"
@@ -96,7 +103,7 @@ func decide(s *Snapshot) Report {
 		} else if s.recheck != nil {
 			// Ran since the snapshot (woke to read input that arrived
 			// meanwhile): not waiting any more.
-			if changed, ok := s.recheck(refs(tty)); ok && changed {
+			if changed, ok := s.recheck(s.refs(tty)); ok && changed {
 				r.State, r.Basis, r.Why = Running, Exact, "the reading thread ran during the inspection"
 			}
 		}
@@ -120,7 +127,7 @@ func decide(s *Snapshot) Report {
 		}
 		r.Why = strings.Join(whys, "; ")
 		if s.recheck != nil {
-			if changed, ok := s.recheck(refs(verdicts)); ok && changed {
+			if changed, ok := s.recheck(s.refs(verdicts)); ok && changed {
 				r.State, r.Basis, r.Why = Running, Exact, "a thread ran during the inspection"
 			}
 		}
@@ -152,6 +159,7 @@ func (s *Snapshot) runningSeconds() float64 {
 	for _, p := range s.Members {
 		var sum uint64
 		for _, t := range p.Threads {
+			s.runs(p, t)
 			if t.RunsKnown {
 				sum += t.CPUNanos
 				known = true
@@ -174,9 +182,10 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func refs(tvs []threadVerdict) []threadRef {
+func (s *Snapshot) refs(tvs []threadVerdict) []threadRef {
 	out := make([]threadRef, 0, len(tvs))
 	for _, tv := range tvs {
+		s.runs(tv.p, tv.t)
 		if tv.t.RunsKnown {
 			out = append(out, threadRef{pid: tv.p.PID, tid: tv.t.TID, runs: tv.t.Runs})
 		}
@@ -237,10 +246,11 @@ func (s *Snapshot) bySyscall(p *Proc, t *Thread, c syscallClass) (bool, threadVe
 	switch c {
 	case scRead:
 		fd := int(t.Args[0])
-		kind, ok := s.fdKind(p, fd)
+		f, ok := s.fd(p, fd)
 		if !ok {
 			return false, tv
 		}
+		kind := f.Kind
 		if kind == fdTTY || kind == fdDevTTY {
 			tv.v, tv.why = vTTY, fmt.Sprintf("read(%d) on the terminal", fd)
 		} else {
@@ -249,21 +259,16 @@ func (s *Snapshot) bySyscall(p *Proc, t *Thread, c syscallClass) (bool, threadVe
 		return true, tv
 	case scEpoll:
 		epfd := int(t.Args[0])
-		fds, ok := s.fds(p)
-		if !ok {
+		f, ok := s.fd(p, epfd)
+		if !ok || f.Kind != fdEpoll || !f.EpollRead {
 			return false, tv
 		}
-		for _, f := range fds {
-			if f.Num == epfd && f.Kind == fdEpoll && f.EpollRead {
-				if f.EpollTTY {
-					tv.v, tv.why = vTTY, "epoll_wait on a set holding the terminal"
-				} else {
-					tv.v, tv.why = vOther, "epoll_wait on a set without the terminal"
-				}
-				return true, tv
-			}
+		if f.EpollTTY {
+			tv.v, tv.why = vTTY, "epoll_wait on a set holding the terminal"
+		} else {
+			tv.v, tv.why = vOther, "epoll_wait on a set without the terminal"
 		}
-		return false, tv
+		return true, tv
 	case scSelect, scPselect:
 		nfds := int(t.Args[0])
 		if nfds == 0 {
@@ -423,19 +428,6 @@ func (s *Snapshot) modeGuess(p *Proc, t *Thread, what string) threadVerdict {
 	return tv
 }
 
-func (s *Snapshot) fdKind(p *Proc, fd int) (FDKind, bool) {
-	fds, ok := s.fds(p)
-	if !ok {
-		return fdOther, false
-	}
-	for _, f := range fds {
-		if f.Num == fd {
-			return f.Kind, true
-		}
-	}
-	return fdOther, false
-}
-
 // wchanName drops the compiler's suffixes (.constprop.0, .isra.0).
 func wchanName(w string) string {
 	w = strings.TrimSpace(w)
@@ -463,4 +455,14 @@ func kindName(k FDKind) string {
 		return "an event file"
 	}
 	return "a file"
+}
+
+// wchanAmbiguous: a wait channel that does not say what the thread waits
+// on (the terminal or something else): the system call must say.
+func wchanAmbiguous(w string) bool {
+	switch wchanName(w) {
+	case "wait_woken", "do_epoll_wait", "ep_poll", "poll_schedule_timeout", "do_select", "core_sys_select", "do_sys_poll", "do_poll", "", "0":
+		return true
+	}
+	return false
 }

@@ -208,6 +208,8 @@ func (r *procReader) collect(t Target) *Snapshot {
 	}
 	r.readMode(s)
 	s.loadFDs = r.loadFDs
+	s.loadFD = r.loadFD
+	s.loadRuns = func(p *Proc, t *Thread) { t.Runs, t.CPUNanos, t.RunsKnown = r.runs(p.PID, t.TID) }
 	s.recheck = r.recheck
 	s.lastRan = r.lastRan
 	return s
@@ -240,13 +242,14 @@ func (r *procReader) member(f statFields) *Proc {
 			if b, err := r.readFile(r.taskPath(f.pid, tid, "wchan")); err == nil {
 				t.Wchan = string(bytes.TrimSpace(b))
 			}
-			if !r.noSyscall {
+			// The system call adds nothing where the wait channel already
+			// names a wait on something else (a futex, a timer, a child).
+			if !r.noSyscall && wchanAmbiguous(t.Wchan) {
 				if b, err := r.readFile(r.taskPath(f.pid, tid, "syscall")); err == nil {
 					t.Syscall, t.Args = parseSyscall(b)
 				}
 			}
 		}
-		t.Runs, t.CPUNanos, t.RunsKnown = r.runs(f.pid, tid)
 		p.Threads = append(p.Threads, t)
 	}
 	return p
@@ -408,6 +411,22 @@ func (r *procReader) loadFDs(p *Proc) {
 		}
 		p.FDs = append(p.FDs, f)
 	}
+}
+
+// loadFD reads one open file of a process: its link, and for an epoll set
+// whether it holds the terminal.
+func (r *procReader) loadFD(p *Proc, n int) (FD, bool) {
+	path := r.procPath(p.PID, "fd", strconv.Itoa(n))
+	var buf [256]byte
+	m, err := unix.Readlink(path, buf[:])
+	if err != nil {
+		return FD{}, false
+	}
+	f := FD{Num: n, Kind: r.linkKind(path, string(buf[:m]))}
+	if f.Kind == fdEpoll {
+		f.EpollTTY, f.EpollRead = r.epollHoldsTTY(p.PID, n)
+	}
+	return f, true
 }
 
 // linkKind sorts an open file by its /proc/PID/fd link.

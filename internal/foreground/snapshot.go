@@ -35,8 +35,12 @@ type Snapshot struct {
 	TicksPerSecond float64
 
 	// loadFDs reads a process's open files when the decision needs them
-	// (locally, lazily); a remote dump fills Proc.FDs up front.
-	loadFDs func(p *Proc)
+	// (locally, lazily); a remote dump fills Proc.FDs up front. loadFD
+	// reads one of them (a read's or an epoll_wait's file), and loadRuns a
+	// thread's scheduling counters, likewise only when needed.
+	loadFDs  func(p *Proc)
+	loadFD   func(p *Proc, fd int) (FD, bool)
+	loadRuns func(p *Proc, t *Thread)
 	// recheck re-reads the scheduling counters of threads, to tell
 	// whether they ran since the snapshot; nil when it cannot.
 	recheck func(tids []threadRef) (changed bool, ok bool)
@@ -131,6 +135,30 @@ type FD struct {
 type threadRef struct {
 	pid, tid int
 	runs     uint64
+}
+
+// fd returns one open file of p.
+func (s *Snapshot) fd(p *Proc, n int) (FD, bool) {
+	if !p.FDsRead && s.loadFD != nil {
+		return s.loadFD(p, n)
+	}
+	fds, ok := s.fds(p)
+	if !ok {
+		return FD{}, false
+	}
+	for _, f := range fds {
+		if f.Num == n {
+			return f, true
+		}
+	}
+	return FD{}, false
+}
+
+// runs makes sure t's scheduling counters are read, where they can be.
+func (s *Snapshot) runs(p *Proc, t *Thread) {
+	if !t.RunsKnown && s.loadRuns != nil {
+		s.loadRuns(p, t)
+	}
 }
 
 // fds returns p's open files, reading them if the snapshot can.

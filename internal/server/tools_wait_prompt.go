@@ -84,14 +84,17 @@ func waitPromptTools() []*Tool {
 	}
 }
 
-// How a wait checks the OS: when output pauses (promptQuietGap after the
-// last output event) and, while the pane is silent, at growing intervals
-// up to promptCheckMax (a program may block on its read without printing
-// anything). A check reads /proc (locally; no process, a few tens of
-// microseconds) or runs one dump over the host's control connection.
+// How a wait checks the OS. Locally: at once when output arrives after a
+// pause (a prompt printed after some work: the program blocks on its read
+// microseconds later), then at growing intervals from half a millisecond;
+// during continuous output, when it pauses for promptQuietGap. While the
+// pane is silent the intervals grow up to promptCheckMax (a program may
+// block on its read without printing anything). A check reads /proc (no
+// process, a few tens of microseconds). On a remote host a check is a dump
+// over the host's control connection: only at pauses, up to once a second.
 var (
 	promptQuietGap       = 3 * time.Millisecond
-	promptBackoff        = []time.Duration{2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond, 160 * time.Millisecond}
+	promptBackoff        = []time.Duration{500 * time.Microsecond, time.Millisecond, 2 * time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond, 160 * time.Millisecond}
 	promptCheckMax       = 250 * time.Millisecond
 	promptCheckMaxRemote = time.Second
 	// promptInputSettle: typed input that woke nothing for this long was
@@ -110,7 +113,8 @@ type fgWait struct {
 	quiet time.Duration
 
 	start      time.Time
-	lastOutput time.Time
+	lastOutput time.Time // the last output, or the start: what quiet counts from
+	lastEvent  time.Time // the last output event (zero before the first)
 	// before is the foreground just before send_and_wait typed; nil for
 	// wait_for_prompt.
 	before *foreground.Report
@@ -259,7 +263,9 @@ func (w *fgWait) run(ctx context.Context, first time.Duration) string {
 				reset(0) // a layout change (a pane died?): look now
 				continue
 			}
+			paused := time.Since(w.lastEvent) >= promptQuietGap
 			w.lastOutput = time.Now()
+			w.lastEvent = w.lastOutput
 			if lines := w.dec.Write(data); len(lines) > 0 {
 				l := lines[len(lines)-1]
 				w.line.Store(&l)
@@ -267,7 +273,11 @@ func (w *fgWait) run(ctx context.Context, first time.Duration) string {
 				w.line.Store(&p)
 			}
 			step = 0
-			reset(promptQuietGap)
+			if paused && w.c.host == "" {
+				reset(0)
+			} else {
+				reset(promptQuietGap)
+			}
 		case <-timer.C:
 			if outcome := w.check(ctx); outcome != "" {
 				return outcome
