@@ -124,6 +124,7 @@ type Daemon struct {
 	origins   originPolicy
 	requests  atomic.Int64 // requests in flight that owe an answer (not streams)
 	infos     tokenInfos
+	memory    memoryGuard // large request bodies (memory.go)
 
 	base       context.Context // parent of every request's context
 	cancelBase context.CancelFunc
