@@ -222,7 +222,7 @@ func (d *Daemon) guard(next http.Handler) http.Handler {
 		}
 		return d.infos.get(id), nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	return d.front(bind(d.limit(next)))
+	return d.front(bind(d.limit(d.gateSessions(next))))
 }
 
 // front is the first checks of every /mcp request, in their order: the

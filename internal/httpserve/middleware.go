@@ -22,12 +22,13 @@ import (
 // request reaches the SDK. -32700 and -32600 are JSON-RPC's; the others are
 // in the implementation-defined server-error range.
 const (
-	codeParseError    = -32700
-	codeUnauthorized  = -32001
-	codeForbidden     = -32003
-	codeTooLarge      = -32004
-	codeLimitExceeded = -32005
-	codeBodyTimeout   = -32006 // the request body did not arrive in time
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeUnauthorized   = -32001
+	codeForbidden      = -32003
+	codeTooLarge       = -32004
+	codeLimitExceeded  = -32005
+	codeBodyTimeout    = -32006 // the request body did not arrive in time
 )
 
 // writeError answers with an HTTP status and a JSON-RPC error without id,
