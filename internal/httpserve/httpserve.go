@@ -203,7 +203,7 @@ func (d *Daemon) Handler() http.Handler {
 		mux.Handle(oauth.WellKnownPath+Endpoint, d.opts.OAuthMetadata)
 	}
 	mux.Handle(Endpoint, d.guard(http.HandlerFunc(d.route)))
-	return d.logRequests(mux)
+	return d.logRequests(d.jsonRejections(mux))
 }
 
 // guard is what stands before the SDK's handlers on /mcp: Origin check,

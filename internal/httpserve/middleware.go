@@ -63,9 +63,10 @@ func refuseUnread(w http.ResponseWriter, status, code int, msg string) {
 // and carries its identity once authenticated: one context value per
 // request instead of two.
 type logInfo struct {
-	client string // the token's name, once authenticated
-	rpc    string // the JSON-RPC method of a POST
-	id     Identity
+	client string          // the token's name, once authenticated
+	rpc    string          // the JSON-RPC method of a POST
+	id     json.RawMessage // and its id, to answer an unknown method with
+	ident  Identity
 	authed bool
 }
 
@@ -197,7 +198,7 @@ func (d *Daemon) readBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			if r.ContentLength != 0 { // -1: chunked, length unknown
-				refuseUnread(w, http.StatusBadRequest, codeParseError, "Bad request: a "+r.Method+" request to this endpoint takes no body")
+				refuseUnread(w, http.StatusBadRequest, codeInvalidRequest, "Bad request: a "+r.Method+" request to this endpoint takes no body")
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -229,13 +230,16 @@ func (d *Daemon) readBody(next http.Handler) http.Handler {
 			writeError(w, http.StatusBadRequest, codeParseError, "Parse error: the request body is not valid JSON")
 			return
 		}
-		var head struct {
-			Method string `json:"method"`
-		}
+		var head messageHead
 		if body[firstNonSpace(body)] == '{' {
 			_ = json.Unmarshal(body, &head)
 		}
-		logInfoFrom(r.Context()).rpc = head.Method
+		if msg := checkMessage(body, &head); msg != "" {
+			writeError(w, http.StatusBadRequest, codeInvalidRequest, msg)
+			return
+		}
+		li := logInfoFrom(r.Context())
+		li.rpc, li.id = head.Method, head.ID
 		r.Body = &bodyReader{body}
 		r.ContentLength = int64(len(body))
 		if len(body) >= largeBody {
@@ -305,7 +309,7 @@ func identityFrom(ctx context.Context) (Identity, bool) {
 	if li == nil || !li.authed {
 		return Identity{}, false
 	}
-	return li.id, true
+	return li.ident, true
 }
 
 // authenticate requires a bearer token that one of the checkers accepts;
@@ -341,7 +345,7 @@ func (d *Daemon) authenticate(next http.Handler) http.Handler {
 			li = &logInfo{}
 			r = r.WithContext(context.WithValue(r.Context(), logKey{}, li))
 		}
-		li.client, li.id, li.authed = id.Name, id, true
+		li.client, li.ident, li.authed = id.Name, id, true
 		next.ServeHTTP(w, r)
 	})
 }

@@ -448,6 +448,13 @@ func (d *Daemon) gateSessions(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		sid := r.Header.Get(headerSessionID)
 		if sid == "" {
+			if r.Method == http.MethodPost && !useStateless(r) && logInfoFrom(r.Context()).rpc != "initialize" {
+				// The SDK would make a session for it that is never
+				// initialized and answer HTTP 200 with an error of code 0.
+				writeError(w, http.StatusBadRequest, codeInvalidRequest,
+					"Bad request: no Mcp-Session-Id header: a session starts with initialize, and every later request carries the Mcp-Session-Id its answer gave (a 2026-07-28 client sends MCP-Protocol-Version: 2026-07-28 instead)")
+				return
+			}
 			next.ServeHTTP(w, r)
 			return
 		}
