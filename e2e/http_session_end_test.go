@@ -140,10 +140,14 @@ func TestHTTPDeleteEndsItsCalls(t *testing.T) {
 	if m := jsonrpcAnswer(t, "run_command", c, 8); m["result"] == nil || !strings.Contains(c.body, "started-21") {
 		t.Errorf("run_command: want the output so far, got %.300s", c.body)
 	}
-	// The session is gone: a request naming it gets 404.
+	// The session is gone: a request naming it gets 404, and so does a
+	// second DELETE.
 	resp, body := rawPost(t, d, `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`, hdr)
 	if resp.StatusCode != http.StatusNotFound {
 		t.Errorf("a request of the deleted session: %d %s", resp.StatusCode, body)
+	}
+	if status, _ := deleteSession(t, d.url, aliceToken, sid); status != http.StatusNotFound {
+		t.Errorf("a second DELETE: %d, want 404", status)
 	}
 }
 

@@ -197,10 +197,17 @@ func (t *sessionTable) addStream(e *sessionEntry, s *getStream) (ok bool, remove
 // once every POST of the session has been answered. The session itself is
 // closed by closeWhenDrained.
 func (t *sessionTable) end(e *sessionEntry, cause error) (drained <-chan struct{}) {
+	drained, _ = t.endOnce(e, cause)
+	return drained
+}
+
+// endOnce is end, also reporting whether this call ended the session
+// (false: it had ended already).
+func (t *sessionTable) endOnce(e *sessionEntry, cause error) (drained <-chan struct{}, first bool) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if e.ended != nil {
-		return e.drained
+		return e.drained, false
 	}
 	e.ended = cause
 	e.drained = make(chan struct{})
@@ -214,7 +221,7 @@ func (t *sessionTable) end(e *sessionEntry, cause error) (drained <-chan struct{
 	for _, cancel := range e.calls {
 		cancel(cause)
 	}
-	return e.drained
+	return e.drained, true
 }
 
 // closeWhenDrained closes e's session once its POSTs have been answered,
@@ -500,7 +507,11 @@ func (d *Daemon) gateSessions(next http.Handler) http.Handler {
 // take 18.5 s) and then refuses to write their answers (each POST got an
 // empty body).
 func (d *Daemon) deleteSession(w http.ResponseWriter, e *sessionEntry) {
-	drained := d.sessions.end(e, server.ErrSessionEnded)
+	drained, first := d.sessions.endOnce(e, server.ErrSessionEnded)
+	if !first {
+		sessionEnded(w)
+		return
+	}
 	select {
 	case <-drained:
 	case <-time.After(endWait):
