@@ -121,7 +121,11 @@ func TestHTTPDeleteEndsItsCalls(t *testing.T) {
 	hdr := map[string]string{"Authorization": "Bearer " + aliceToken, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": legacyVersion}
 	wait := postAsync(d.url, `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait_for_text","arguments":{"pane_id":"%0","patterns":["never-printed-21"],"timeout":20}}}`, hdr)
 	cmd := postAsync(d.url, fmt.Sprintf(`{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"run_command","arguments":{"pane_id":%q,"command":"echo started-21; sleep 30","timeout":20}}}`, run), hdr)
-	time.Sleep(time.Second) // both calls are waiting
+	// Both calls are waiting once the command has printed its line.
+	waitUntil(t, "run_command's command started", 10*time.Second, func() bool {
+		return strings.Contains(ts.MustRun("capture-pane", "-p", "-t", run), "\nstarted-21")
+	})
+	time.Sleep(200 * time.Millisecond)
 
 	status, took := deleteSession(t, d.url, aliceToken, sid)
 	deleted := time.Now()
