@@ -214,3 +214,36 @@ func slicesReplace(segs []string, i int, s string) string {
 	out[i] = s
 	return strings.Join(out, ".")
 }
+
+// TestVerifyClaimsReadExactly checks that claims are read as go-jose reads
+// the header: member names match exactly and a duplicated member is
+// refused. encoding/json would read "Scope" as scope and keep the last of
+// two, so these genuine tokens would gain a tier.
+func TestVerifyClaimsReadExactly(t *testing.T) {
+	c := newClock()
+	v := newVerifier(t, c, Config{}, allKeys()...)
+	k := sharedKeys()["EdDSA"]
+	base := `"iss":"` + testIssuer + `","sub":"alice","aud":"` + testAudience + `","exp":1800000600`
+	signed := func(payload string) string {
+		input := seg(map[string]any{"alg": "EdDSA", "kid": k.kid}) + "." + b64.EncodeToString([]byte(payload))
+		return input + "." + b64.EncodeToString(k.signature("EdDSA", input))
+	}
+	if _, err := v.Verify(t.Context(), signed(`{`+base+`,"scope":"tmux:read"}`)); err != nil {
+		t.Fatalf("the plain token: %v", err)
+	}
+	tests := map[string]string{
+		"duplicated scope": `{` + base + `,"scope":"tmux:read","scope":"tmux:admin"}`,
+		"duplicated sub":   `{` + base + `,"sub":"mallory","scope":"tmux:read"}`,
+		"Scope for scope":  `{` + base + `,"Scope":"tmux:admin"}`,
+		"ISS for iss":      `{"ISS":"` + testIssuer + `","sub":"alice","aud":"` + testAudience + `","exp":1800000600,"scope":"tmux:read"}`,
+		"duplicated aud":   `{` + base + `,"aud":"https://other.example","scope":"tmux:read"}`,
+	}
+	for name, payload := range tests {
+		got, err := v.Verify(t.Context(), signed(payload))
+		if err == nil {
+			t.Errorf("%s: accepted as %+v", name, got)
+		} else if !errors.Is(err, ErrInvalidToken) {
+			t.Errorf("%s: error %v does not wrap ErrInvalidToken", name, err)
+		}
+	}
+}

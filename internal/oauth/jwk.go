@@ -5,7 +5,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/ed25519"
 	"crypto/rsa"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -73,7 +72,7 @@ type jwkMembers struct {
 // rather than a key meant for someone else. A set with no usable key fails.
 func parseJWKS(b []byte) ([]*publicKey, error) {
 	var set struct {
-		Keys []json.RawMessage `json:"keys"`
+		Keys []gojson.RawMessage `json:"keys"`
 	}
 	if err := decodeObject(b, &set); err != nil {
 		return nil, fmt.Errorf("JWK Set: %w", err)

@@ -23,7 +23,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -35,6 +34,7 @@ import (
 	"time"
 
 	jose "github.com/go-jose/go-jose/v4"
+	json "github.com/go-jose/go-jose/v4/json"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 )
@@ -385,14 +385,16 @@ func dedupe(s []string) []string {
 }
 
 // decodeObject decodes a JSON object (only an object: "null", arrays and
-// scalars are refused, as are trailing bytes) into v.
+// scalars are refused, as are trailing bytes) into v. It uses go-jose's
+// JSON decoder, as go-jose does for the header: member names match exactly
+// and a duplicated member is refused, so "ISS" is not read as "iss" and a
+// claim cannot say two things.
 func decodeObject(b []byte, v any) error {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
 		return errors.New("not a JSON object")
 	}
 	d := json.NewDecoder(bytes.NewReader(b))
-	d.UseNumber()
 	if err := d.Decode(v); err != nil {
 		return err
 	}
