@@ -3,7 +3,6 @@ package httpserve
 import (
 	"net"
 	"sync"
-	"syscall"
 )
 
 // Open connections are capped, so that a flood of them (no token needed:
@@ -32,7 +31,7 @@ const connsPerSession = 8
 
 // connCap is the number of connections the daemon keeps open at once:
 // room for maxSessions clients, within the descriptors the process may
-// open (nofile, 0 when unknown) less fdReserve.
+// open (nofile, 0 when unknown: see openFileLimit) less fdReserve.
 func connCap(maxSessions int, nofile uint64) int {
 	n := max(minConnCap, maxSessions*connsPerSession)
 	if nofile == 0 || nofile >= 1<<31 { // unknown, or as good as unlimited
@@ -40,16 +39,6 @@ func connCap(maxSessions int, nofile uint64) int {
 	}
 	room := max(int(nofile)-fdReserve, 64)
 	return min(n, room)
-}
-
-// openFileLimit is the process's RLIMIT_NOFILE soft limit (which the Go
-// runtime raises to the hard limit at start), 0 when it cannot be read.
-func openFileLimit() uint64 {
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-		return 0
-	}
-	return rl.Cur
 }
 
 // limitListener accepts at most cap connections at once (see above).
