@@ -18,6 +18,7 @@ targets=(
   "./internal/termtext FuzzDecoder 200000"
   "./internal/termtext FuzzDecoderVsTmux 20"
   "./internal/oauth FuzzVerify 60000"
+  "./internal/server FuzzDecodeObject 40000"
 )
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

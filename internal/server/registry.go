@@ -180,10 +180,10 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 		}
 		return in, out
 	}}
+	strs := sync.OnceValue(func() map[string][]int { return stringFields(reflect.TypeFor[In]()) })
 	t.call = func(ctx context.Context, c *Call, args map[string]any) (*mcp.CallToolResult, error) {
 		var arg In
-		buf, _ := json.Marshal(args)
-		if err := json.Unmarshal(buf, &arg); err != nil {
+		if err := decodeInto(&arg, args, strs()); err != nil {
 			return nil, &ToolError{Msg: "arguments do not match the schema", Type: "ValidationError", Expected: true}
 		}
 		out, err := h(ctx, c, arg)
@@ -200,6 +200,86 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 		return res, err
 	}
 	return &t
+}
+
+// decodeInto fills arg, a pointer to a tool's argument struct, from the
+// validated arguments: string members whose field is a string or *string
+// (strs, see stringFields) are assigned, the others go through JSON. The
+// strings are then the very ones decoded from the request, where a JSON
+// round trip made two more copies of each, plus the encoder's growing
+// buffer: for a 4 MiB load_buffer content, 21 MB of garbage per call.
+func decodeInto(arg any, args map[string]any, strs map[string][]int) error {
+	rest := args
+	if len(strs) > 0 {
+		rest = make(map[string]any, len(args))
+		v := reflect.ValueOf(arg).Elem()
+		for k, x := range args {
+			s, ok := x.(string)
+			idx, direct := strs[k]
+			if !ok || !direct {
+				rest[k] = x
+				continue
+			}
+			f := v.FieldByIndex(idx)
+			if f.Kind() == reflect.Pointer {
+				f.Set(reflect.ValueOf(&s))
+			} else {
+				f.SetString(s)
+			}
+		}
+		if len(rest) == 0 {
+			return nil
+		}
+	}
+	buf, _ := json.Marshal(rest)
+	return json.Unmarshal(buf, arg)
+}
+
+// stringFields maps the JSON names of t's string and *string fields,
+// those of embedded structs included, to their index, for decodeInto. A
+// field is left out (and decoded through JSON) when its tag has options
+// beyond omitempty, when its name is not unique, or when it sits behind an
+// embedded pointer.
+func stringFields(t reflect.Type) map[string][]int {
+	out := map[string][]int{}
+	seen := map[string]int{}
+	for _, f := range reflect.VisibleFields(t) {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous || !f.IsExported() || name == "" || name == "-" {
+			continue
+		}
+		seen[name]++
+		if opts != "" && opts != "omitempty" {
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() != reflect.String || ft != reflect.TypeFor[string]() || behindPointer(t, f.Index) {
+			continue
+		}
+		out[name] = f.Index
+	}
+	for name, n := range seen {
+		if n > 1 {
+			delete(out, name)
+		}
+	}
+	return out
+}
+
+// behindPointer reports whether reaching the field at index from t goes
+// through a pointer.
+func behindPointer(t reflect.Type, index []int) bool {
+	for _, i := range index[:len(index)-1] {
+		f := t.Field(i)
+		if f.Type.Kind() == reflect.Pointer {
+			return true
+		}
+		t = f.Type
+	}
+	return false
 }
 
 // toolSchemas reflects the argument schema of In and the result schema of

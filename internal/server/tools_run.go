@@ -683,7 +683,7 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	case <-wctx.Done():
 	}
 	stop()
-	if ctx.Err() != nil && !shuttingDown(ctx) { // at shutdown: the output so far, as on a timeout
+	if ctx.Err() != nil && !endedEarly(ctx) { // ended early (shutdown, session end): the output so far, as on a timeout
 		// The caller went away: the run stays for wait_for_run, and is
 		// dropped like any uncollected run (its pane is then free again).
 		c.runs().expireLater(rec)
