@@ -235,3 +235,52 @@ func normalize(s *Screen) []Line {
 	}
 	return out
 }
+
+func TestSpans(t *testing.T) {
+	blue, white := Style{Bg: ANSI(4)}, Style{Bg: ANSI(7)}
+	tests := []struct {
+		name  string
+		lines []Line
+		want  []string
+	}{
+		{"default cells are in no span", []Line{cells(def, "plain text"), nil}, nil},
+		{"attributes and colours of the same cells are one span", []Line{join(cells(def, "ls "), cells(Style{Fg: ANSI(6), Attr: Bold}, "broken"))},
+			[]string{"0:3+6 bold fg:cyan"}},
+		{"a foreground runs over blanks, which do not show it", []Line{join(cells(red, "return"), cells(def, " "), cells(red, "a"), cells(def, "  "))},
+			[]string{"0:0+8 fg:red"}},
+		{"but not over a character of another colour", []Line{join(cells(red, "a"), cells(def, " b "), cells(red, "c"))},
+			[]string{"0:0+1 fg:red", "0:4+1 fg:red"}},
+		{"a background shows on blanks", []Line{join(cells(blue, "a"), cells(def, " "), cells(blue, "b "))},
+			[]string{"0:0+1 bg:blue", "0:2+2 bg:blue"}},
+		{"a selection is one background span over text of several colours",
+			[]Line{join(cells(Style{Fg: Palette(130), Bg: ANSI(7)}, "func"), cells(white, " Add("), cells(Style{Fg: ANSI(2), Bg: ANSI(7)}, "int"), cells(white, ") "))},
+			[]string{"0:0+14 bg:white", "0:0+4 fg:130", "0:9+3 fg:green"}},
+		{"reverse shows on blanks: a bar of spaces", []Line{join(cells(def, "x"), cells(rev, "  item  "))},
+			[]string{"0:1+8 reverse"}},
+		{"the same span on consecutive rows is one span", []Line{
+			join(cells(def, "  1 "), cells(rev, "lorem"), cells(def, " x")),
+			join(cells(def, "  2 "), cells(rev, "lorem"), cells(def, " y")),
+			join(cells(def, "  3 "), cells(rev, "lorem")),
+			cells(def, "  4 lorem"),
+			join(cells(def, "  5 "), cells(rev, "lorem")),
+		}, []string{"0-2:4+5 reverse", "4:4+5 reverse"}},
+		{"columns count a wide character twice", []Line{join(cells(def, "中文 "), cells(bold, "粗"), cells(red, "x"))},
+			[]string{"0:5+2 bold", "0:7+1 fg:red"}},
+		{"an underline's colour only where there is an underline", []Line{
+			join(cells(Style{Underline: Palette(9)}, "a"), cells(Style{Attr: CurlyUnderline, Underline: RGB(255, 0, 0)}, "b c"))},
+			[]string{"0:1+3 curly-underline ul:#ff0000"}},
+		{"line drawing", []Line{join(cells(Style{Attr: Charset}, "lqk"), cells(def, " "), cells(Style{Attr: Charset | Bold, Fg: ANSI(10)}, "x"))},
+			[]string{"0:0+5 acs", "0:4+1 bold fg:bright-green"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, sp := range (&Screen{Lines: tt.lines}).Spans() {
+				got = append(got, sp.String())
+			}
+			if !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("spans\n got %q\nwant %q", got, tt.want)
+			}
+		})
+	}
+}
