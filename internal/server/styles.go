@@ -49,28 +49,47 @@ func styledCaptureCmd(id string, start, end *int) tmux.Command {
 // paneLines cuts a capture as capture_pane and snapshot_pane return it:
 // the blank lines at the bottom dropped, then the last maxLines kept
 // (dropped counts the lines cut from the head). A styled capture
-// (styledCaptureCmd) gives the same lines, derived from its cells, and the
-// spans of the lines kept; a plain one gives nil spans.
-func paneLines(out []byte, styled bool, maxLines *int) (kept []string, dropped int, styles []string) {
+// (styledCaptureCmd) gives the same lines, derived from it, and the spans
+// of the lines kept; a plain one gives nil spans. Only the kept lines are
+// parsed into cells (the lines before them for their style alone), and
+// not even those when their text alone is over the result cap, which a
+// styled answer is not cut to fit (limits.go): the call is refused then,
+// as the cap would refuse it, without the cells of megabytes of text.
+func paneLines(t *Tool, out []byte, styled bool, maxLines *int) (kept []string, dropped int, styles []string, err error) {
 	if !styled {
 		kept, dropped = tailLines(captureLines(out), maxLines)
-		return kept, dropped, nil
+		return kept, dropped, nil, nil
 	}
-	s := termgrid.Parse(out)
-	lines := make([]string, len(s.Lines))
-	for i, l := range s.Lines {
-		lines[i] = l.Text()
+	raw := termgrid.SplitLines(out)
+	lines := make([]string, len(raw))
+	for i, l := range raw {
+		lines[i] = termgrid.Text(l)
 	}
 	n := len(lines)
 	for n > 0 && lines[n-1] == "" {
 		n--
 	}
 	kept, dropped = tailLines(lines[:n], maxLines)
+	size := 0
+	for _, l := range kept {
+		size += len(l) + 1
+	}
+	if size > maxResultBytes {
+		return nil, 0, nil, tooLarge(t, size)
+	}
+	var p termgrid.Parser
+	for _, l := range raw[:dropped] {
+		p.Skip(l)
+	}
+	s := &termgrid.Screen{Lines: make([]termgrid.Line, 0, n-dropped)}
+	for _, l := range raw[dropped:n] {
+		s.Lines = append(s.Lines, p.Line(l))
+	}
 	styles = []string{}
-	for _, sp := range (&termgrid.Screen{Lines: s.Lines[dropped:n]}).Spans() {
+	for _, sp := range s.Spans() {
 		styles = append(styles, sp.String())
 	}
-	return kept, dropped, styles
+	return kept, dropped, styles, nil
 }
 
 // paneText is capture_pane's answer. Without styles it is a Text result,

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -438,5 +439,53 @@ func TestLimitSizeRefusesStyled(t *testing.T) {
 		if cut := capped(t, s, c.tool, c.bare, nil); !strings.Contains(text(cut), "truncated") {
 			t.Errorf("%s without styles over the cap was not cut: %.100s", c.tool, text(cut))
 		}
+	}
+}
+
+// TestStyledCaptureOverTheCap: a styled capture whose text alone is over
+// the result cap is refused (ResultTooLarge) before its cells are made: a
+// few bytes of allocation per byte of text, not a cell's worth per
+// character. The same pane without styles is cut to fit, as before.
+//
+// Not parallel: the allocation is measured process-wide (the least of a
+// few runs, as other goroutines can only add to it).
+func TestStyledCaptureOverTheCap(t *testing.T) {
+	s := allToolsServer(t)
+	var b strings.Builder
+	for i := range 30_000 {
+		fmt.Fprintf(&b, "\x1b[1m%07d\x1b[0m %s\n", i, strings.Repeat("x", 70))
+	}
+	capture := []byte(b.String())
+	least := uint64(1 << 62)
+	for range 3 {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		_, _, _, err := paneLines(s.tool("capture_pane"), capture, true, nil)
+		runtime.ReadMemStats(&after)
+		if te := toToolError(err); err == nil || te.Type != "ResultTooLarge" {
+			t.Fatalf("styled capture of %d bytes: %v", len(capture), err)
+		}
+		least = min(least, after.TotalAlloc-before.TotalAlloc)
+	}
+	if least > 8*uint64(len(capture)) {
+		t.Errorf("refusing %d bytes allocated %d", len(capture), least)
+	}
+	if kept, dropped, _, err := paneLines(s.tool("capture_pane"), capture, true, new(500)); err != nil || len(kept) != 500 || dropped != 29_500 {
+		t.Errorf("with max_lines 500: %d kept, %d dropped, %v", len(kept), dropped, err)
+	}
+
+	e := newEnv(t)
+	e.tmux.MustRun("set-option", "-g", "history-limit", "20000")
+	line := strings.Repeat("y", 79)
+	id := showCommand(t, e, "main", "for i in $(seq 15000); do echo "+line+"; done; echo done", "\ndone")
+	_, meta := e.fail("capture_pane", map[string]any{"pane_id": id, "start": -20000, "max_lines": nil, "styles": true})
+	if meta["error_type"] != "ResultTooLarge" {
+		t.Errorf("styled capture over the cap: %v", meta)
+	}
+	var got string
+	e.ok("capture_pane", map[string]any{"pane_id": id, "start": -20000, "max_lines": nil}, &got)
+	if !strings.HasPrefix(got, "[... truncated ") {
+		t.Errorf("plain capture over the cap was not cut: %.80q", got)
 	}
 }

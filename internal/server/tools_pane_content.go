@@ -80,7 +80,10 @@ func paneContentTools() []*Tool {
 			if err != nil {
 				return paneText{}, notFoundAs(err, "pane", id)
 			}
-			kept, dropped, styles := paneLines(outs[0], a.Styles, a.MaxLines)
+			kept, dropped, styles, err := paneLines(c.Tool, outs[0], a.Styles, a.MaxLines)
+			if err != nil {
+				return paneText{}, err
+			}
 			text := strings.Join(kept, "\n")
 			if dropped > 0 {
 				text = fmt.Sprintf("[... truncated %d lines ...]\n", dropped) + text
@@ -119,7 +122,10 @@ func paneContentTools() []*Tool {
 			if len(rows) == 0 || rows[0]["pane_id"] != id {
 				return PaneSnapshot{}, &tmux.NotFoundError{What: "pane", Detail: id}
 			}
-			kept, dropped, styles := paneLines(outs[0], a.Styles, a.MaxLines)
+			kept, dropped, styles, err := paneLines(c.Tool, outs[0], a.Styles, a.MaxLines)
+			if err != nil {
+				return PaneSnapshot{}, err
+			}
 			snap := c.paneSnapshot(rows[0], strings.Join(kept, "\n"), dropped)
 			snap.Styles = styles
 			return snap, nil

@@ -3,6 +3,7 @@ package termgrid
 import (
 	"bytes"
 	"strconv"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -30,30 +31,62 @@ import (
 
 // Parse reads the output of "tmux capture-pane -p -e" (with -N, trailing
 // blanks are kept as cells; without it tmux drops them) into a screen, one
-// Line per captured line. A final newline ends the last line. A byte that
-// is not valid UTF-8 becomes a one-column cell of U+FFFD; tmux never
-// captures one.
+// Line per captured line (SplitLines). A byte that is not valid UTF-8
+// becomes a one-column cell of U+FFFD; tmux never captures one.
 func Parse(capture []byte) *Screen {
-	var p parser
-	capture = bytes.TrimSuffix(capture, []byte("\n"))
+	var p Parser
 	s := &Screen{}
-	for {
-		line, rest, more := bytes.Cut(capture, []byte("\n"))
-		s.Lines = append(s.Lines, p.line(line))
-		if !more {
-			return s
-		}
-		capture = rest
+	for _, line := range SplitLines(capture) {
+		s.Lines = append(s.Lines, p.Line(line))
 	}
+	return s
 }
 
-// parser holds the style carried from cell to cell, across lines.
-type parser struct {
+// SplitLines cuts a capture into its lines: a final newline ends the last
+// line rather than starting another.
+func SplitLines(capture []byte) [][]byte {
+	return bytes.Split(bytes.TrimSuffix(capture, []byte("\n")), []byte("\n"))
+}
+
+// A Parser reads a capture's lines in order, carrying the style from cell
+// to cell and line to line as tmux writes it. A caller that needs the
+// cells of only some lines parses the lines before them with Skip, which
+// keeps the style and makes no cells. The zero value is ready to use.
+type Parser struct {
 	style Style
 }
 
-func (p *parser) line(b []byte) Line {
+// Line parses the next line into cells.
+func (p *Parser) Line(b []byte) Line {
+	l, _ := p.scan(b, true)
+	return l
+}
+
+// Skip parses the next line for the style it leaves, making no cells.
+func (p *Parser) Skip(b []byte) { p.scan(b, false) }
+
+// Text is a captured line's text as tmux's plain capture prints it: what
+// Line(b).Text() is, without making cells (and without the lines before:
+// text does not depend on style).
+func Text(b []byte) string {
+	var p Parser
+	_, text := p.scan(b, false)
+	return strings.TrimRight(string(text), " ")
+}
+
+// scan reads one line: its cells when cells is set, else the characters
+// the cells would hold.
+func (p *Parser) scan(b []byte, cells bool) (Line, []byte) {
 	var l Line
+	var text []byte
+	var src string // b as a string: cells' texts are slices of it
+	if cells {
+		src = string(b)
+		l = make(Line, 0, utf8.RuneCount(b)) // at most one cell a character
+	}
+	// The last cell's text is src[start:end] while it is one stretch of
+	// the line (start -1 once it is not).
+	start, end := -1, -1
 	joined := false // the last character was a zero-width joiner
 	for i := 0; i < len(b); {
 		c := b[i]
@@ -69,31 +102,51 @@ func (p *parser) line(b []byte) Line {
 			// No cell holds a control character.
 		default:
 			r, n := utf8.DecodeRune(b[i:])
-			text := string(r) // an invalid byte: U+FFFD
+			if !cells {
+				text = utf8.AppendRune(text, r) // an invalid byte: U+FFFD
+				i += n
+				continue
+			}
+			ch := src[i : i+n]
+			if r == utf8.RuneError && n == 1 {
+				ch = string(utf8.RuneError)
+			}
 			w := runeWidth(r)
 			// tmux combines a zero-width character, and whatever follows
 			// a zero-width joiner, with the cell before it; at a line's
 			// start there is none, and tmux drops the character (a
 			// one-column cell stands for it here).
-			if (w == 0 || joined) && len(l) > 0 {
-				l[len(l)-1].Text += text
-			} else {
-				l = append(l, Cell{Text: text, Width: max(w, 1), Style: p.style})
+			switch last := len(l) - 1; {
+			case (w == 0 || joined) && last >= 0 && start >= 0 && end == i && ch == src[i:i+n]:
+				l[last].Text = src[start : i+n]
+			case (w == 0 || joined) && last >= 0:
+				l[last].Text += ch
+				start = -1
+			default:
+				l = append(l, Cell{Text: ch, Width: max(w, 1), Style: p.style})
+				start = i
+				if ch != src[i:i+n] {
+					start = -1
+				}
 			}
-			joined = r == zwj
 			i += n
+			end = i
+			joined = r == zwj
 			continue
 		}
 		i++
 	}
-	return l
+	if len(l) == 0 {
+		l = nil // an empty line is nil, however it was made
+	}
+	return l, text
 }
 
 const zwj = '\u200d'
 
 // escape skips the escape sequence whose ESC is just before b[i] and
 // applies it if it is an SGR; it returns the index after it.
-func (p *parser) escape(b []byte, i int) int {
+func (p *Parser) escape(b []byte, i int) int {
 	if i >= len(b) {
 		return i
 	}
@@ -203,12 +256,12 @@ func get(ps []param, i, min, def int) int {
 }
 
 // reset is SGR 0: the default style, keeping the character set.
-func (p *parser) reset() {
+func (p *Parser) reset() {
 	p.style = Style{Attr: p.style.Attr & Charset}
 }
 
 // sgr applies one SGR sequence as tmux's input_csi_dispatch_sgr does.
-func (p *parser) sgr(b []byte) {
+func (p *Parser) sgr(b []byte) {
 	ps, ok := splitParams(b)
 	if !ok {
 		return
@@ -297,7 +350,7 @@ func (p *parser) sgr(b []byte) {
 
 // set stores a colour for SGR 38 (foreground), 48 (background) or 58
 // (underline).
-func (p *parser) set(which int, c Color) {
+func (p *Parser) set(which int, c Color) {
 	switch which {
 	case 38:
 		p.style.Fg = c
@@ -310,7 +363,7 @@ func (p *parser) set(which int, c Color) {
 
 // palette is "38;5;N": an index out of range makes the foreground or
 // background default (and leaves the underline colour alone).
-func (p *parser) palette(which, n int) {
+func (p *Parser) palette(which, n int) {
 	if n < 0 || n > 255 {
 		if which != 58 {
 			p.set(which, Color{})
@@ -322,7 +375,7 @@ func (p *parser) palette(which, n int) {
 
 // rgb is "38;2;R;G;B"; false (nothing set) when a component is missing or
 // out of range.
-func (p *parser) rgb(which, r, g, b int) bool {
+func (p *Parser) rgb(which, r, g, b int) bool {
 	for _, v := range []int{r, g, b} {
 		if v < 0 || v > 255 {
 			return false
@@ -335,7 +388,7 @@ func (p *parser) rgb(which, r, g, b int) bool {
 // sgrColon applies a colon parameter ("4:3", "38:2::R:G:B", "38:5:N") as
 // tmux's input_csi_dispatch_sgr_colon does, and "5:3", which is how tmux
 // 3.3a captures overline.
-func (p *parser) sgrColon(v []int) {
+func (p *Parser) sgrColon(v []int) {
 	n := len(v)
 	if n == 0 {
 		return

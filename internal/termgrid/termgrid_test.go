@@ -197,8 +197,10 @@ func TestAppendANSI(t *testing.T) {
 	}
 }
 
-// FuzzParse: Parse never panics, and what it makes of any input survives
-// being written in tmux's capture format and parsed again.
+// FuzzParse: Parse never panics; what it makes of any input survives
+// being written in tmux's capture format and parsed again; Text is each
+// line's text without cells; lines parsed after Skip are the lines Parse
+// makes.
 func FuzzParse(f *testing.F) {
 	f.Add([]byte("\x1b[1m\x1b[31mred\x1b[0m\x1b[39m\x1b[49m \x1b[7mrev\n中文 e\u0301\x0elqk\x0f\n"))
 	f.Add([]byte("\x1b[38:2::1:2:3;4:3;58;5;9;5:3mx\x1b[38;2;1;2mq\xff\x1b["))
@@ -216,6 +218,21 @@ func FuzzParse(f *testing.F) {
 			}
 			_ = l.Runs()
 			_ = l.Text()
+		}
+		raw := SplitLines(b)
+		if len(raw) != len(s.Lines) {
+			t.Fatalf("%d lines, SplitLines %d", len(s.Lines), len(raw))
+		}
+		var skipping Parser
+		for i, l := range raw {
+			if got, want := Text(l), s.Lines[i].Text(); got != want {
+				t.Fatalf("Text(%q) = %q, the cells say %q", l, got, want)
+			}
+			if i < len(raw)/2 {
+				skipping.Skip(l)
+			} else if got := skipping.Line(l); !reflect.DeepEqual(got, s.Lines[i]) && len(got)+len(s.Lines[i]) > 0 {
+				t.Fatalf("line %d after Skip: %+v, Parse: %+v", i, got, s.Lines[i])
+			}
 		}
 		again := Parse(appendCapture(nil, s))
 		if !reflect.DeepEqual(normalize(again), normalize(s)) {
