@@ -88,7 +88,7 @@ func paneContentTools() []*Tool {
 			if dropped > 0 {
 				text = fmt.Sprintf("[... truncated %d lines ...]\n", dropped) + text
 			}
-			return paneText{text, styles}, nil // the 1 MB cap (limits.go) keeps the tail
+			return paneText{text, styles}, nil // the 1 MB cap (limits.go) keeps the tail of a plain one
 		}),
 		define(Tool{
 			Name: "snapshot_pane", Title: "Snapshot Pane", Toolset: "pane", Tier: config.Readonly, Preset: RO, AlwaysLoad: true,
