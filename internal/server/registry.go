@@ -68,6 +68,9 @@ type Tool struct {
 	Toolset     string
 	SelfBounded bool // bounded by the wait ceiling: never retried, never batched
 	AlwaysLoad  bool // discovery anchor clients keep loaded
+	// Doc is more about the tool for docs/tools.md, where a reader has
+	// room for it: a model is not sent it.
+	Doc string
 
 	schemas *lazySchemas
 	call    func(ctx context.Context, c *Call, args map[string]any) (*mcp.CallToolResult, error)
@@ -191,7 +194,12 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 			return nil, err
 		}
 		c.stampHost(&out)
-		res, err := buildResult(out, wrap)
+		var res *mcp.CallToolResult
+		if rb, ok := any(out).(resultBuilder); ok {
+			res, err = rb.buildResult()
+		} else {
+			res, err = buildResult(out, wrap)
+		}
 		if err == nil {
 			for _, n := range c.notes {
 				res.Content = append(res.Content, &mcp.TextContent{Text: n})
@@ -291,14 +299,18 @@ func toolSchemas[In, Out any]() (in, out map[string]any, err error) {
 		return nil, nil, fmt.Errorf("input schema: %w", err)
 	}
 	outType := reflect.TypeFor[Out]()
-	switch outType.Kind() {
-	case reflect.Struct:
+	var zero Out
+	rb, custom := any(zero).(resultBuilder)
+	switch {
+	case custom:
+		out = rb.outputSchema()
+	case outType.Kind() == reflect.Struct:
 		out, err = objectSchema(outType, false)
-	case reflect.Slice:
+	case outType.Kind() == reflect.Slice:
 		var items map[string]any
 		items, _, err = typeSchema(outType.Elem())
 		out = wrappedSchema(map[string]any{"type": "array", "items": items})
-	case reflect.String:
+	case outType.Kind() == reflect.String:
 		out = wrappedSchema(map[string]any{"type": "string"})
 	default:
 		err = fmt.Errorf("unsupported result type %s", outType)
@@ -310,6 +322,14 @@ func toolSchemas[In, Out any]() (in, out map[string]any, err error) {
 	// their schema carries types only (no descriptions, no defaults, which
 	// mean nothing for a result), which keeps tools/list small.
 	return in, withoutKeywords(out, "description", "default"), nil
+}
+
+// resultBuilder is a result that shapes its own answer and output schema,
+// for a tool whose answer is more than one value of the shapes buildResult
+// knows (capture_pane's text and, when asked for, its styles).
+type resultBuilder interface {
+	buildResult() (*mcp.CallToolResult, error)
+	outputSchema() map[string]any
 }
 
 // wrappedSchema is the output schema of a result that is not an object:

@@ -469,6 +469,8 @@ var Additions = []Addition{
 		"true when tmux paused a flooding pane's output stream during the wait, so some output may not have been matched"},
 	{"history_suppressed", "result field of run_command and wait_for_run (RunCommandResult)",
 		"whether suppress_history held: the shell kept the command out of its history (true), recorded it anyway (false), or cannot tell (null)"},
+	{"styles", "argument of capture_pane and snapshot_pane; with it, result field of both (capture_pane: also a second text block)",
+		"colours and attributes (a selected item in reverse video, a search match, an error in red) as compact spans of the returned lines; off, every answer is byte for byte as before"},
 }
 
 // Difference is a deliberate behaviour that differs from the reference
