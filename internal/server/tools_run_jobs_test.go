@@ -142,7 +142,6 @@ func keys(e *env, k string, enter bool) {
 // 130. On the parent commit tmux said bash, zsh and fish throughout.
 func TestRunCommandShowsTheProgram(t *testing.T) {
 	t.Parallel()
-	skipOverSSH(t, "the remote form is TestRemoteRunCommandShowsTheProgram")
 	needProgram(t, "cat")
 	for _, sh := range jobShells {
 		t.Run(sh.bin, func(t *testing.T) {
@@ -185,7 +184,6 @@ func TestRunCommandShowsTheProgram(t *testing.T) {
 // mksh and ksh93 likewise): the shell, while the command runs.
 func TestRunCommandShowsTheShellWithoutJobControl(t *testing.T) {
 	t.Parallel()
-	skipOverSSH(t, "the local shells are the subject")
 	needProgram(t, "dash")
 	e := newEnv(t)
 	startShell(t, e, "dash", []string{"env", "PS1=$ ", "dash"})
@@ -362,5 +360,46 @@ func sessionProcs(t *testing.T, e *env) []string {
 		if len(left) == 0 || time.Now().After(end) {
 			return left
 		}
+	}
+}
+
+// TestRemoteRunCommandShowsTheProgram: a pane on a remote host gets the
+// same wrapper: while the command runs, tmux on that host names the pane
+// after it, and the local pane of the same id is untouched.
+func TestRemoteRunCommandShowsTheProgram(t *testing.T) {
+	t.Parallel()
+	e := newHostEnv(t)
+	waitShell(t, e.box, "%0")
+	var r RunCommandResult
+	e.ok("run_command", on(map[string]any{"pane_id": "%0", "command": "sleep 30 | cat", "timeout": 0.2}), &r)
+	if r.RunID == nil {
+		t.Fatalf("%+v", r)
+	}
+	var seen []string
+	for end := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		var info PaneInfo
+		e.ok("get_pane_info", on(map[string]any{"pane_id": "%0"}), &info)
+		if got := *info.PaneCurrentCommand; len(seen) == 0 || seen[len(seen)-1] != got {
+			seen = append(seen, got)
+		}
+		if seen[len(seen)-1] == "sleep" {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("get_pane_info on the host never said sleep: %q", seen)
+		}
+	}
+	var panes []PaneInfo
+	e.list("list_panes", on(map[string]any{"session_name": "main"}), &panes)
+	if len(panes) != 1 || panes[0].PaneCurrentCommand == nil || *panes[0].PaneCurrentCommand != "sleep" {
+		t.Errorf("list_panes on the host: %+v", panes)
+	}
+	if local := paneCommand(e.env); local != "bash" {
+		t.Errorf("the local %%0 says %q", local)
+	}
+	e.ok("send_keys", on(map[string]any{"pane_id": "%0", "keys": "C-c", "enter": false}), nil)
+	e.ok("wait_for_run", map[string]any{"run_id": *r.RunID, "timeout": 15}, &r)
+	if r.TimedOut || r.ExitStatus == nil || *r.ExitStatus != 130 {
+		t.Errorf("after C-c: %+v", r)
 	}
 }
