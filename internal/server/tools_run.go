@@ -437,8 +437,8 @@ func runWrapper(shell, command, id string, suppress bool, v runView) string {
 		outer, after := "", ""
 		if jc.saveTTY {
 			tty := `"$` + strconv.Itoa(len(params)) + `"`
-			outer = `[ -z ` + tty + ` ]||stty susp undef 2>/dev/null;`
-			after = `;s=$?;[ -z ` + tty + ` ]||stty ` + tty + ` 2>/dev/null;exit $s`
+			outer = `stty susp undef 2>/dev/null;`
+			after = `;s=$?;stty ` + tty + ` 2>/dev/null;exit $s`
 		}
 		sub := "(set -- " + strings.Join(append(params, shQuote(command)), " ") + ";printf '" + erase + `%s\n` + start + `\007' ` + fmtArgs +
 			";trap : INT;" + jc.outer + outer + "(" + jc.inner + `eval "shift ` + n + `;$` + n + `"` + ")" + after + ")"
