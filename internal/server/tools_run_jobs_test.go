@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,20 +42,20 @@ type jobShell struct {
 	bin  string
 	argv func(bin, dir string) []string
 	// or and status are the shell's "a || b" and "$?"; spin loops for
-	// ever in the shell itself.
-	or, status, spin string
+	// ever in the shell itself; lastBg names the last background job's pid.
+	or, status, spin, lastBg string
 	// loop runs body for i in 1 2 3.
 	loop func(body string) string
 }
 
 var jobShells = []jobShell{
 	{"bash", func(bin, dir string) []string { return []string{"env", "PS1=$ ", bin, "--norc", "--noprofile"} },
-		" || ", "$?", "while :; do :; done", func(b string) string { return "for i in 1 2 3; do " + b + "; done" }},
+		" || ", "$?", "while :; do :; done", "!", func(b string) string { return "for i in 1 2 3; do " + b + "; done" }},
 	{"zsh", func(bin, dir string) []string { return []string{"env", "ZDOTDIR=" + dir, "PS1=%% ", bin, "-f"} },
-		" || ", "$?", "while :; do :; done", func(b string) string { return "for i in 1 2 3; do " + b + "; done" }},
+		" || ", "$?", "while :; do :; done", "!", func(b string) string { return "for i in 1 2 3; do " + b + "; done" }},
 	{"fish", func(bin, dir string) []string {
 		return []string{"env", "HOME=" + dir, "fish_greeting=", bin, "--no-config", "-C", "function fish_prompt; echo -n '> '; end"}
-	}, "; or ", "$status", "while true; end", func(b string) string { return "for i in 1 2 3; " + b + "; end" }},
+	}, "; or ", "$status", "while true; end", "last_pid", func(b string) string { return "for i in 1 2 3; " + b + "; end" }},
 }
 
 // startShell runs sh in e's pane %0 and waits for its prompt.
@@ -143,6 +144,7 @@ func keys(e *env, k string, enter bool) {
 func TestRunCommandShowsTheProgram(t *testing.T) {
 	t.Parallel()
 	needProgram(t, "cat")
+	needProgram(t, "python3")
 	for _, sh := range jobShells {
 		t.Run(sh.bin, func(t *testing.T) {
 			bin := needProgram(t, sh.bin)
@@ -156,6 +158,7 @@ func TestRunCommandShowsTheProgram(t *testing.T) {
 				{"simple command", "sleep 30", []string{"sleep"}},
 				{"pipeline: its first process", "sleep 30 | cat", []string{"sleep"}},
 				{"a; b: each in turn", "sleep 3; cat", []string{"sleep", "cat"}},
+				{"an interpreter", `python3 -c 'import time; print("py-up", flush=True); time.sleep(30)'`, []string{"python3"}},
 			} {
 				id := startRun(t, e, c.command)
 				for _, want := range c.want {
@@ -166,6 +169,9 @@ func TestRunCommandShowsTheProgram(t *testing.T) {
 					if got := listedCommand(e); got != want {
 						t.Errorf("%s: list_panes says %q, get_pane_info %q", c.name, got, want)
 					}
+				}
+				if strings.HasPrefix(c.command, "python3") {
+					waitScreen(t, e, "\npy-up") // C-c during Python's start-up exits 1
 				}
 				keys(e, "C-c", false)
 				if r := finishRun(t, e, id); *r.ExitStatus != 130 {
@@ -208,6 +214,7 @@ func TestRunCommandShowsTheShellWithoutJobControl(t *testing.T) {
 func TestRunCommandJobControlKeepsTheContract(t *testing.T) {
 	t.Parallel()
 	needProgram(t, "head")
+	needProgram(t, "python3")
 	for _, sh := range jobShells {
 		t.Run(sh.bin, func(t *testing.T) {
 			bin := needProgram(t, sh.bin)
@@ -263,7 +270,12 @@ func TestRunCommandJobControlKeepsTheContract(t *testing.T) {
 			// Background jobs: neither their start nor their end is
 			// reported.
 			expect("background job ending", run(map[string]any{"command": "sleep 0.2 & sleep 1; echo x"}), 0, "x")
-			expect("background job left running", run(map[string]any{"command": "sleep 2 & echo bg"}), 0, "bg")
+			r := run(map[string]any{"command": "sleep 100 & echo bg $" + sh.lastBg})
+			if len(r.Output) != 1 || !strings.HasPrefix(r.Output[0], "bg ") || *r.ExitStatus != 0 {
+				t.Errorf("background job left running: %+v", r)
+			} else if pid, err := strconv.Atoi(strings.TrimPrefix(r.Output[0], "bg ")); err == nil {
+				_ = syscall.Kill(pid, syscall.SIGKILL) // the test started it: it must not outlive the test
+			}
 			expect("multi-line", run(map[string]any{"command": "echo one\nsleep 0.3\necho two", "suppress_history": false}), 0, "one", "two")
 			// cd and export stay in the run.
 			expect("cd and export", run(map[string]any{"command": "cd /; export TMUX_MCP_T=1; pwd"}), 0, "/")
@@ -278,6 +290,12 @@ func TestRunCommandJobControlKeepsTheContract(t *testing.T) {
 			}
 			keys(e, "hello", true)
 			expect("head reading the terminal", finishRun(t, e, id), 0, "hello", "hello", "after")
+			id = startRun(t, e, `python3 -c 'print("py-" + input())'`)
+			if ok, seen := awaitCommand(e, "python3", 10*time.Second); !ok {
+				t.Fatalf("the pane never showed python3: %q", seen)
+			}
+			keys(e, "hi", true)
+			expect("python3 reading the terminal", finishRun(t, e, id), 0, "hi", "py-hi")
 			if sh.bin != "fish" { // fish's read draws a prompt of its own
 				id = startRun(t, e, "sleep 0.5; read x; echo got-$x")
 				waitScreen(t, e, "got-$x")
