@@ -31,6 +31,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/net/netutil"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/eventstore"
@@ -270,7 +271,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 		BaseContext:       func(net.Listener) context.Context { return d.base },
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
-	ln = newLimitListener(ln, d.maxConns)
+	ln = netutil.LimitListener(ln, d.maxConns) // see connlimit.go
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig) // handshakes happen on capped connections
 	}
