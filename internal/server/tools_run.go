@@ -404,52 +404,43 @@ func runWrapper(shell, command, id string, suppress bool, v runView) string {
 				fishIntGuard + " $c;" + end + "$status;end"
 		}
 		// The command runs in a subshell inside a subshell that traps
-		// SIGINT: on C-c the command dies as usual (the inner subshell has
-		// the default disposition), but the outer one exits normally with
-		// status 130, so the interactive shell does not abandon the rest
-		// of the line and the end marker is still printed, by the
-		// interactive shell once the subshells are gone (the pane's
-		// foreground is the shell again when the run ends). The command is
-		// the outer subshell's last positional parameter; the eval shifts
-		// ours away, so it sees no variable and no argument of ours.
-		var params []string // the outer subshell's parameters before the command
-		check := false
-		if suppress {
-			if h := historyCheck(shell, id); h != "" {
-				check = true
-				start += ";%d"
-			}
-		}
+		// SIGINT: on C-c the command ends with status 130 (its job dies,
+		// and the inner subshell, which has the default disposition, ends
+		// too: see jobControl), but the outer one exits normally with that
+		// status, so the interactive shell does not abandon the rest of
+		// the line and the end marker is still printed, by the interactive
+		// shell once the subshells are gone (the pane's foreground is the
+		// shell again when the run ends). The command is the outer
+		// subshell's last positional parameter; the eval shifts ours away,
+		// so it sees no variable and no argument of ours.
 		jc := jobControlFor(shell)
+		var params []string // the outer subshell's parameters before the command
+		check := suppress && historyCheck(shell, id) != ""
+		pre := ""
 		if check {
-			// The check's status travels as the first parameter; zsh's
-			// check runs before the function, which hands it on as $1.
+			// The check's status travels as the first parameter.
+			pre = historyCheck(shell, id) + ";"
 			params = append(params, jc.checkStatus)
+			start += ";%d"
 		}
+		guard, restore := "", ""
 		if jc.saveTTY {
 			params = append(params, `"$(stty -g 2>/dev/null)"`)
+			saved := `"$` + strconv.Itoa(len(params)) + `"`
+			guard = "stty susp undef 2>/dev/null;"
+			restore = ";s=$?;stty " + saved + " 2>/dev/null;exit $s"
 		}
 		n := strconv.Itoa(len(params) + 1)
 		fmtArgs := `"$` + n + `"`
 		if check {
 			fmtArgs += ` $(($1==0))`
 		}
-		outer, after := "", ""
-		if jc.saveTTY {
-			tty := `"$` + strconv.Itoa(len(params)) + `"`
-			outer = `stty susp undef 2>/dev/null;`
-			after = `;s=$?;stty ` + tty + ` 2>/dev/null;exit $s`
-		}
 		sub := "(set -- " + strings.Join(append(params, shQuote(command)), " ") + ";printf '" + erase + `%s\n` + start + `\007' ` + fmtArgs +
-			";trap : INT;" + jc.outer + outer + "(" + jc.inner + `eval "shift ` + n + `;$` + n + `"` + ")" + after + ")"
-		pre := ""
-		if check {
-			pre = historyCheck(shell, id) + ";"
-		}
+			";trap : INT;" + jc.outer + guard + "(" + jc.inner + `eval "shift ` + n + `;$` + n + `"` + ")" + restore + ")"
 		if jc.wrap != "" {
 			sub = jc.wrap + sub + " }"
 			if check {
-				sub += " $?"
+				sub += " $?" // zsh's check runs before the function, which gets its status as $1
 			}
 		}
 		return lead + pre + sub + ";" + end + "$?"
