@@ -17,9 +17,11 @@ targets=(
   "./internal/tmux FuzzControlQuoteRoundTrip 60"
   "./internal/termtext FuzzDecoder 200000"
   "./internal/termtext FuzzDecoderVsTmux 20"
+  "./internal/termgrid FuzzParse 30000"
   "./internal/oauth FuzzVerify 60000"
   "./internal/foreground FuzzParseDump 100000"
   "./internal/foreground FuzzParseStat 100000"
+  "./internal/server FuzzDecodeObject 40000"
 )
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
-	"syscall"
 )
 
 // dumpOnSignal logs every goroutine's stack, grouped by identical stacks
@@ -16,9 +15,13 @@ import (
 // server that seems hung (a call that never answers, a stop that does not
 // end) can then be asked where it waits without being killed. The dump is
 // one log record (field "goroutines"), so stderr stays one JSON record per
-// line for whatever reads it.
+// line for whatever reads it. Where there is no SIGUSR1 (Windows) it does
+// nothing.
 func dumpOnSignal(logger *slog.Logger) (stop func()) {
-	return onSignal(nil, syscall.SIGUSR1, func() {
+	if dumpSignal == nil {
+		return func() {}
+	}
+	return onSignal(nil, dumpSignal, func() {
 		logger.Warn("goroutine dump (SIGUSR1)", "goroutines", goroutineDump())
 	})
 }

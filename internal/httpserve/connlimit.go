@@ -1,11 +1,5 @@
 package httpserve
 
-import (
-	"net"
-	"sync"
-	"syscall"
-)
-
 // Open connections are capped, so that a flood of them (no token needed:
 // the token is read from the request, after the connection is accepted)
 // cannot take every file descriptor the process may open. Each accepted
@@ -14,7 +8,9 @@ import (
 // start a tmux client or a control connection, and every client's calls
 // would fail, not only new connections. At the cap, Accept waits for a
 // connection to close: new connections queue in the kernel's backlog
-// while those already open, and the calls they carry, go on.
+// while those already open, and the calls they carry, go on. That is what
+// golang.org/x/net/netutil.LimitListener does, which Serve wraps its
+// listener in; this file only chooses the number.
 
 // fdReserve is how many descriptors the cap leaves to everything but HTTP
 // connections: tmux clients (three pipes each), control connections, log
@@ -32,7 +28,7 @@ const connsPerSession = 8
 
 // connCap is the number of connections the daemon keeps open at once:
 // room for maxSessions clients, within the descriptors the process may
-// open (nofile, 0 when unknown) less fdReserve.
+// open (nofile, 0 when unknown: see openFileLimit) less fdReserve.
 func connCap(maxSessions int, nofile uint64) int {
 	n := max(minConnCap, maxSessions*connsPerSession)
 	if nofile == 0 || nofile >= 1<<31 { // unknown, or as good as unlimited
@@ -40,60 +36,4 @@ func connCap(maxSessions int, nofile uint64) int {
 	}
 	room := max(int(nofile)-fdReserve, 64)
 	return min(n, room)
-}
-
-// openFileLimit is the process's RLIMIT_NOFILE soft limit (which the Go
-// runtime raises to the hard limit at start), 0 when it cannot be read.
-func openFileLimit() uint64 {
-	var rl syscall.Rlimit
-	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err != nil {
-		return 0
-	}
-	return rl.Cur
-}
-
-// limitListener accepts at most cap connections at once (see above).
-type limitListener struct {
-	net.Listener
-	slots     chan struct{}
-	done      chan struct{}
-	closeOnce sync.Once
-}
-
-func newLimitListener(ln net.Listener, n int) *limitListener {
-	return &limitListener{Listener: ln, slots: make(chan struct{}, n), done: make(chan struct{})}
-}
-
-// Accept waits for a free slot, then for a connection.
-func (l *limitListener) Accept() (net.Conn, error) {
-	select {
-	case l.slots <- struct{}{}:
-	case <-l.done:
-		return nil, net.ErrClosed
-	}
-	c, err := l.Listener.Accept()
-	if err != nil {
-		<-l.slots
-		return nil, err
-	}
-	return &limitedConn{Conn: c, release: func() { <-l.slots }}, nil
-}
-
-// Close stops Accept, including one waiting for a slot.
-func (l *limitListener) Close() error {
-	l.closeOnce.Do(func() { close(l.done) })
-	return l.Listener.Close()
-}
-
-// limitedConn gives its slot back when it is closed, once.
-type limitedConn struct {
-	net.Conn
-	once    sync.Once
-	release func()
-}
-
-func (c *limitedConn) Close() error {
-	err := c.Conn.Close()
-	c.once.Do(c.release)
-	return err
 }

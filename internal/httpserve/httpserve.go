@@ -31,6 +31,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/net/netutil"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/eventstore"
@@ -124,6 +125,7 @@ type Daemon struct {
 	origins   originPolicy
 	requests  atomic.Int64 // requests in flight that owe an answer (not streams)
 	infos     tokenInfos
+	memory    memoryGuard // large request bodies (memory.go)
 
 	base       context.Context // parent of every request's context
 	cancelBase context.CancelFunc
@@ -202,7 +204,7 @@ func (d *Daemon) Handler() http.Handler {
 		mux.Handle(oauth.WellKnownPath+Endpoint, d.opts.OAuthMetadata)
 	}
 	mux.Handle(Endpoint, d.guard(http.HandlerFunc(d.route)))
-	return d.logRequests(mux)
+	return d.logRequests(d.jsonRejections(mux))
 }
 
 // guard is what stands before the SDK's handlers on /mcp: Origin check,
@@ -221,7 +223,7 @@ func (d *Daemon) guard(next http.Handler) http.Handler {
 		}
 		return d.infos.get(id), nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	return d.front(bind(d.limit(next)))
+	return d.front(bind(d.limit(d.gateSessions(next))))
 }
 
 // front is the first checks of every /mcp request, in their order: the
@@ -270,7 +272,7 @@ func (d *Daemon) Serve(ctx context.Context, ln net.Listener, tlsConfig *tls.Conf
 		BaseContext:       func(net.Listener) context.Context { return d.base },
 		ErrorLog:          slog.NewLogLogger(d.log.Handler(), slog.LevelWarn),
 	}
-	ln = newLimitListener(ln, d.maxConns)
+	ln = netutil.LimitListener(ln, d.maxConns) // see connlimit.go
 	if tlsConfig != nil {
 		ln = tls.NewListener(ln, tlsConfig) // handshakes happen on capped connections
 	}

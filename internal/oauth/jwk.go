@@ -4,28 +4,28 @@ import (
 	"crypto"
 	"crypto/ecdsa"
 	"crypto/ed25519"
-	"crypto/elliptic"
 	"crypto/rsa"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"math/big"
 	"slices"
+
+	jose "github.com/go-jose/go-jose/v4"
+	gojson "github.com/go-jose/go-jose/v4/json"
 )
 
 // Bounds on what a JWK Set may make us hold. An authorization server
 // publishes a handful of keys; these only stop a hostile or broken endpoint.
+// The largest RSA modulus is go-jose's (jose.MaxRSAModulusBits, 4096).
 const (
 	maxKeys    = 64
 	minRSABits = 2048
-	maxRSABits = 8192
 )
 
 // publicKey is one usable verification key from a JWK Set.
 type publicKey struct {
 	kid    string
 	hasKid bool
-	kty    string
+	kty    string // from the parsed key's Go type, not from the JSON
 	crv    string
 	alg    string // the JWK's own "alg", if it declared one
 	key    crypto.PublicKey
@@ -41,19 +41,27 @@ func (k *publicKey) fits(name string, alg algorithm) bool {
 	return k.alg == "" || sameAlg(k.alg, name)
 }
 
-// jwk is a JSON Web Key as published (RFC 7517 §4, RFC 7518 §6, RFC 8037).
-type jwk struct {
+// jwkMembers are the members of a JWK read before go-jose parses the key:
+// those that say whether the key is for us, and the private ones. go-jose's
+// exported JWK decoder parses private keys too, which an untrusted set must
+// not reach, so a key holding any is refused first. They are read with
+// go-jose's own JSON decoder (case-sensitive, duplicates refused), so both
+// readings agree.
+type jwkMembers struct {
 	Kty    string   `json:"kty"`
 	Kid    *string  `json:"kid"`
 	Use    string   `json:"use"`
 	KeyOps []string `json:"key_ops"`
 	Alg    string   `json:"alg"`
 	Crv    string   `json:"crv"`
-	N      string   `json:"n"`
-	E      string   `json:"e"`
-	X      string   `json:"x"`
-	Y      string   `json:"y"`
-	D      string   `json:"d"`
+
+	D    gojson.RawMessage `json:"d"`
+	P    gojson.RawMessage `json:"p"`
+	Q    gojson.RawMessage `json:"q"`
+	DP   gojson.RawMessage `json:"dp"`
+	DQ   gojson.RawMessage `json:"dq"`
+	QI   gojson.RawMessage `json:"qi"`
+	Priv gojson.RawMessage `json:"priv"`
 }
 
 // parseJWKS reads a JWK Set (RFC 7517 §5). Keys we cannot use for signature
@@ -64,7 +72,7 @@ type jwk struct {
 // rather than a key meant for someone else. A set with no usable key fails.
 func parseJWKS(b []byte) ([]*publicKey, error) {
 	var set struct {
-		Keys []json.RawMessage `json:"keys"`
+		Keys []gojson.RawMessage `json:"keys"`
 	}
 	if err := decodeObject(b, &set); err != nil {
 		return nil, fmt.Errorf("JWK Set: %w", err)
@@ -74,11 +82,7 @@ func parseJWKS(b []byte) ([]*publicKey, error) {
 	}
 	var keys []*publicKey
 	for i, raw := range set.Keys {
-		var j jwk
-		if err := decodeObject(raw, &j); err != nil {
-			return nil, fmt.Errorf("JWK Set key %d: %w", i, err)
-		}
-		k, err := j.publicKey()
+		k, err := parseJWK(raw)
 		if err != nil {
 			return nil, fmt.Errorf("JWK Set key %d: %w", i, err)
 		}
@@ -92,106 +96,62 @@ func parseJWKS(b []byte) ([]*publicKey, error) {
 	return keys, nil
 }
 
-// publicKey converts j, or returns nil (and no error) for a key that is not
-// for us.
-func (j *jwk) publicKey() (*publicKey, error) {
-	if j.D != "" {
-		return nil, errors.New("contains private key material (\"d\"); publish only public keys")
+// parseJWK converts one JWK, or returns nil (and no error) for a key that
+// is not for us.
+func parseJWK(raw []byte) (*publicKey, error) {
+	var m jwkMembers
+	if err := gojson.Unmarshal(raw, &m); err != nil {
+		return nil, err
 	}
-	if j.Use != "" && j.Use != "sig" {
+	if m.D != nil || m.P != nil || m.Q != nil || m.DP != nil || m.DQ != nil || m.QI != nil || m.Priv != nil {
+		return nil, errors.New("contains private key material; publish only public keys")
+	}
+	if m.Use != "" && m.Use != "sig" {
 		return nil, nil
 	}
-	if j.KeyOps != nil && !slices.Contains(j.KeyOps, "verify") {
+	if m.KeyOps != nil && !slices.Contains(m.KeyOps, "verify") {
 		return nil, nil
 	}
-	if j.Alg != "" {
-		a, ok := algorithms[j.Alg]
-		if !ok || a.kty != j.Kty {
+	if m.Alg != "" {
+		a, ok := algorithms[m.Alg]
+		if !ok || a.kty != m.Kty {
 			return nil, nil // e.g. HS256 on an oct key, or RSA-OAEP
 		}
 	}
-	k := &publicKey{kty: j.Kty, crv: j.Crv, alg: j.Alg}
-	if j.Kid != nil {
-		k.kid, k.hasKid = *j.Kid, true
-	}
-	var err error
-	switch j.Kty {
-	case "RSA":
-		k.crv = ""
-		k.key, err = rsaKey(j.N, j.E)
-	case "EC":
-		var curve elliptic.Curve
-		switch j.Crv {
-		case "P-256":
-			curve = elliptic.P256()
-		case "P-384":
-			curve = elliptic.P384()
-		case "P-521":
-			curve = elliptic.P521()
-		default:
-			return nil, nil
-		}
-		k.key, err = ecKey(curve, j.X, j.Y)
-	case "OKP":
-		if j.Crv != "Ed25519" {
-			return nil, nil // X25519 and Ed448 are not signature keys we verify
-		}
-		var x []byte
-		if x, err = b64.DecodeString(j.X); err == nil && len(x) != ed25519.PublicKeySize {
-			err = fmt.Errorf("Ed25519 x is %d bytes, want %d", len(x), ed25519.PublicKeySize)
-		}
-		k.key = ed25519.PublicKey(x)
+	switch {
+	case m.Kty == "RSA":
+	case m.Kty == "EC" && (m.Crv == "P-256" || m.Crv == "P-384" || m.Crv == "P-521"):
+	case m.Kty == "OKP" && m.Crv == "Ed25519": // not X25519 or Ed448
 	default:
 		return nil, nil
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s key: %w", j.Kty, err)
+	var j jose.JSONWebKey
+	if err := j.UnmarshalJSON(raw); err != nil {
+		if errors.Is(err, jose.ErrUnsupportedKeyType) && m.Kty == "RSA" {
+			return nil, fmt.Errorf("RSA key: modulus larger than %d bits", jose.MaxRSAModulusBits)
+		}
+		return nil, fmt.Errorf("%s key: %w", m.Kty, err)
+	}
+	k := &publicKey{alg: m.Alg, key: j.Key}
+	if m.Kid != nil {
+		k.kid, k.hasKid = *m.Kid, true
+	}
+	switch pub := j.Key.(type) {
+	case *rsa.PublicKey:
+		k.kty = "RSA"
+		// go-jose bounds the modulus from above and the exponent loosely.
+		if bits := pub.N.BitLen(); bits < minRSABits {
+			return nil, fmt.Errorf("RSA key: modulus is %d bits, want at least %d", bits, minRSABits)
+		}
+		if pub.E < 3 || pub.E%2 == 0 || pub.E > 1<<32-1 {
+			return nil, fmt.Errorf("RSA key: exponent %d is not an odd number of at least 3 and 32 bits at most", pub.E)
+		}
+	case *ecdsa.PublicKey:
+		k.kty, k.crv = "EC", pub.Curve.Params().Name
+	case ed25519.PublicKey:
+		k.kty, k.crv = "OKP", "Ed25519"
+	default:
+		return nil, fmt.Errorf("%s key parsed as %T", m.Kty, j.Key)
 	}
 	return k, nil
-}
-
-func rsaKey(n64, e64 string) (*rsa.PublicKey, error) {
-	nb, err := b64.DecodeString(n64)
-	if err != nil {
-		return nil, fmt.Errorf("n: %w", err)
-	}
-	eb, err := b64.DecodeString(e64)
-	if err != nil {
-		return nil, fmt.Errorf("e: %w", err)
-	}
-	n := new(big.Int).SetBytes(nb)
-	if bits := n.BitLen(); bits < minRSABits || bits > maxRSABits {
-		return nil, fmt.Errorf("modulus is %d bits, want %d to %d", bits, minRSABits, maxRSABits)
-	}
-	if len(eb) == 0 || len(eb) > 4 {
-		return nil, fmt.Errorf("exponent is %d bytes", len(eb))
-	}
-	var e int
-	for _, b := range eb {
-		e = e<<8 | int(b)
-	}
-	if e < 3 || e%2 == 0 {
-		return nil, fmt.Errorf("exponent %d is not an odd number of at least 3", e)
-	}
-	return &rsa.PublicKey{N: n, E: e}, nil
-}
-
-func ecKey(curve elliptic.Curve, x64, y64 string) (*ecdsa.PublicKey, error) {
-	x, err := b64.DecodeString(x64)
-	if err != nil {
-		return nil, fmt.Errorf("x: %w", err)
-	}
-	y, err := b64.DecodeString(y64)
-	if err != nil {
-		return nil, fmt.Errorf("y: %w", err)
-	}
-	n := (curve.Params().BitSize + 7) / 8
-	if len(x) != n || len(y) != n {
-		return nil, fmt.Errorf("coordinates are %d and %d bytes, want %d", len(x), len(y), n)
-	}
-	// The uncompressed point form lets the standard library check that the
-	// point is on the curve, which big.Int coordinates would not.
-	pt := make([]byte, 0, 1+2*n)
-	pt = append(append(append(pt, 4), x...), y...)
-	return ecdsa.ParseUncompressedPublicKey(curve, pt)
 }

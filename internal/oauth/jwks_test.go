@@ -236,45 +236,57 @@ func TestJWKSFetchLimits(t *testing.T) {
 	})
 }
 
-// TestParseJWKS covers what makes a set, or a key in it, unusable.
-func TestParseJWKS(t *testing.T) {
+// TestJWKSetThroughVerify covers what makes a set, or a key in it,
+// unusable: a set New refuses, and in a set it takes, which keys verify
+// tokens and which do not.
+func TestJWKSetThroughVerify(t *testing.T) {
+	c := newClock()
 	rsaK, ecK, edK := sharedKeys()["RS256"], sharedKeys()["ES256"], sharedKeys()["EdDSA"]
-	// A 1024-bit modulus (its value does not matter: size is checked first).
-	n1024 := bytes.Repeat([]byte{0xff}, 128)
-	small := rsaK.jwk(map[string]any{"n": b64.EncodeToString(n1024)})
+	// A 1024-bit and an 8192-bit modulus (their value does not matter:
+	// size is checked first).
+	n1024 := rsaK.jwk(map[string]any{"n": b64.EncodeToString(bytes.Repeat([]byte{0xff}, 128))})
+	n8192 := rsaK.jwk(map[string]any{"n": b64.EncodeToString(bytes.Repeat([]byte{0xff}, 1024))})
 	offCurve := ecK.jwk(nil)
 	y, _ := b64.DecodeString(offCurve["y"].(string))
 	y[len(y)-1] ^= 1
 	offCurve["y"] = b64.EncodeToString(y)
+	noKid := map[string]any{"kid": nil}
 	tests := []struct {
 		name   string
 		set    string
-		usable int
-		errHas string
+		good   []*testKey // keys whose tokens verify
+		bad    []*testKey // keys whose tokens are refused (sent without kid)
+		errHas string     // New refuses the set with this
 	}{
-		{"three keys", string(jwks(allKeys()...)), 3, ""},
-		{"oct key skipped", string(jwks(map[string]any{"kty": "oct", "k": "c2VjcmV0", "alg": "HS256"}, rsaK.jwk(nil))), 1, ""},
-		{"enc key skipped", string(jwks(rsaK.jwk(map[string]any{"use": "enc"}), ecK.jwk(nil))), 1, ""},
-		{"X25519 skipped", string(jwks(map[string]any{"kty": "OKP", "crv": "X25519", "x": edK.jwk(nil)["x"]}, ecK.jwk(nil))), 1, ""},
-		{"unknown kty skipped", string(jwks(map[string]any{"kty": "XYZ"}, ecK.jwk(nil))), 1, ""},
-		{"RSA key declaring EC alg skipped", string(jwks(rsaK.jwk(map[string]any{"alg": "ES256"}), ecK.jwk(nil))), 1, ""},
-		{"only unusable keys", string(jwks(map[string]any{"kty": "oct", "k": "c2VjcmV0"})), 0, "no usable"},
-		{"empty set", `{"keys":[]}`, 0, "no usable"},
-		{"not an object", `[]`, 0, "JSON object"},
-		{"keys not an array", `{"keys":{}}`, 0, "JWK Set"},
-		{"private key material", string(jwks(ecK.jwk(map[string]any{"d": "AAAA"}))), 0, "private"},
-		{"RSA 1024 bits", string(jwks(small)), 0, "modulus"},
-		{"RSA even exponent", string(jwks(rsaK.jwk(map[string]any{"e": "AQAA"}))), 0, "exponent"},
-		{"RSA exponent 1", string(jwks(rsaK.jwk(map[string]any{"e": "AQ"}))), 0, "exponent"},
-		{"RSA bad n", string(jwks(rsaK.jwk(map[string]any{"n": "!!"}))), 0, "n:"},
-		{"EC off curve", string(jwks(offCurve)), 0, "EC key"},
-		{"EC short x", string(jwks(ecK.jwk(map[string]any{"x": "AAAA"}))), 0, "coordinates"},
-		{"Ed25519 short x", string(jwks(edK.jwk(map[string]any{"x": "AAAA"}))), 0, "Ed25519"},
-		{"too many keys", string(jwks(manyKeys(maxKeys+1, ecK)...)), 0, "more than"},
+		{"three keys", string(jwks(allKeys()...)), []*testKey{rsaK, ecK, edK}, nil, ""},
+		{"oct key skipped", string(jwks(map[string]any{"kty": "oct", "k": "c2VjcmV0", "alg": "HS256"}, rsaK.jwk(nil))), []*testKey{rsaK}, nil, ""},
+		{"enc key skipped", string(jwks(rsaK.jwk(map[string]any{"use": "enc"}), ecK.jwk(nil))), []*testKey{ecK}, []*testKey{rsaK}, ""},
+		{"key_ops without verify skipped", string(jwks(rsaK.jwk(map[string]any{"key_ops": []string{"encrypt"}}), ecK.jwk(nil))), []*testKey{ecK}, []*testKey{rsaK}, ""},
+		{"X25519 skipped", string(jwks(map[string]any{"kty": "OKP", "crv": "X25519", "x": edK.jwk(nil)["x"]}, ecK.jwk(nil))), []*testKey{ecK}, []*testKey{edK}, ""},
+		{"unknown kty skipped", string(jwks(map[string]any{"kty": "XYZ"}, ecK.jwk(nil))), []*testKey{ecK}, nil, ""},
+		{"RSA key declaring EC alg skipped", string(jwks(rsaK.jwk(map[string]any{"alg": "ES256"}), ecK.jwk(nil))), []*testKey{ecK}, []*testKey{rsaK}, ""},
+		{"only unusable keys", string(jwks(map[string]any{"kty": "oct", "k": "c2VjcmV0"})), nil, nil, "no usable"},
+		{"empty set", `{"keys":[]}`, nil, nil, "no usable"},
+		{"not an object", `[]`, nil, nil, "JSON object"},
+		{"keys not an array", `{"keys":{}}`, nil, nil, "JWK Set"},
+		{"private key material", string(jwks(ecK.jwk(map[string]any{"d": "AAAA"}))), nil, nil, "private"},
+		{"private RSA prime only", string(jwks(rsaK.jwk(map[string]any{"p": "AAAA"}))), nil, nil, "private"},
+		{"RSA 1024 bits", string(jwks(n1024)), nil, nil, "modulus"},
+		{"RSA 8192 bits", string(jwks(n8192)), nil, nil, "larger than 4096"},
+		{"RSA even exponent", string(jwks(rsaK.jwk(map[string]any{"e": "AQAA"}))), nil, nil, "exponent"},
+		{"RSA exponent 1", string(jwks(rsaK.jwk(map[string]any{"e": "AQ"}))), nil, nil, "bad e value"},
+		{"RSA bad n", string(jwks(rsaK.jwk(map[string]any{"n": "!!"}))), nil, nil, "illegal base64"},
+		{"EC off curve", string(jwks(offCurve)), nil, nil, "EC key"},
+		{"EC short x", string(jwks(ecK.jwk(map[string]any{"x": "AAAA"}))), nil, nil, "wrong length for x"},
+		{"Ed25519 short x", string(jwks(edK.jwk(map[string]any{"x": "AAAA"}))), nil, nil, "Ed25519"},
+		{"Ed25519 low-order point", string(jwks(edK.jwk(map[string]any{"x": b64.EncodeToString(make([]byte, 32))}))), nil, nil, "low-order"},
+		{"duplicate member", `{"keys":[{"kty":"EC","kty":"RSA"}]}`, nil, nil, "duplicate"},
+		{"too many keys", string(jwks(manyKeys(maxKeys+1, ecK)...)), nil, nil, "more than"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			keys, err := parseJWKS([]byte(tt.set))
+			v, err := New(t.Context(), Config{Issuer: testIssuer, Audience: testAudience, JWKS: writeJWKS(t, []byte(tt.set)), now: c.now,
+				Algorithms: []string{"RS256", "ES256", "EdDSA"}})
 			if tt.errHas != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.errHas) {
 					t.Fatalf("err = %v, want one mentioning %q", err, tt.errHas)
@@ -284,13 +296,23 @@ func TestParseJWKS(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(keys) != tt.usable {
-				t.Errorf("%d usable keys, want %d", len(keys), tt.usable)
+			for _, k := range tt.good {
+				if _, err := v.Verify(t.Context(), k.token(nil, claimsAt(c.now()))); err != nil {
+					t.Errorf("%s token: %v", k.alg, err)
+				}
+			}
+			for _, k := range tt.bad {
+				if _, err := v.Verify(t.Context(), k.token(noKid, claimsAt(c.now()))); err == nil {
+					t.Errorf("%s token verified by a key that should have been skipped", k.alg)
+				}
 			}
 		})
 	}
-	if keys, err := parseJWKS(jwks(manyKeys(maxKeys, ecK)...)); err != nil || len(keys) != maxKeys {
-		t.Errorf("set of exactly maxKeys: %d keys, err %v", len(keys), err)
+	// A set of exactly maxKeys is taken, and its last key is used.
+	v := newVerifier(t, c, Config{}, manyKeys(maxKeys, ecK)...)
+	last := manyKeys(maxKeys, ecK)[maxKeys-1]["kid"]
+	if _, err := v.Verify(t.Context(), ecK.token(map[string]any{"kid": last}, claimsAt(c.now()))); err != nil {
+		t.Errorf("set of exactly maxKeys, last key: %v", err)
 	}
 }
 

@@ -9,12 +9,20 @@
 // HMAC algorithms are refused at configuration time, and every key is bound
 // to the one algorithm family its type allows, so a token cannot choose how
 // it is checked.
+//
+// Decoding JWS and JWK and checking signatures is go-jose's work
+// (github.com/go-jose/go-jose/v4), a library kept by people who track JOSE's
+// pitfalls. What stays here is policy it leaves to its caller: the size and
+// shape limits before anything is decoded, the algorithm allowlist and its
+// binding to key types, which header members are refused, which key of the
+// set may check a token, and the claims (issuer, audience, times with
+// leeway, scopes to tiers).
 package oauth
 
 import (
+	"bytes"
 	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -25,6 +33,8 @@ import (
 	"strings"
 	"time"
 
+	jose "github.com/go-jose/go-jose/v4"
+	json "github.com/go-jose/go-jose/v4/json"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 )
@@ -98,6 +108,7 @@ type Claims struct {
 type Verifier struct {
 	cfg     Config
 	allowed map[string]algorithm
+	algs    []jose.SignatureAlgorithm // the same allowlist, for go-jose
 	cache   *keyCache
 	now     func() time.Time
 	path    string // metadata path
@@ -118,6 +129,7 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 		cfg.Algorithms = DefaultAlgorithms()
 	}
 	allowed := make(map[string]algorithm, len(cfg.Algorithms))
+	var algs []jose.SignatureAlgorithm
 	for _, name := range cfg.Algorithms {
 		a, ok := algorithms[name]
 		switch {
@@ -129,6 +141,7 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 			return nil, fmt.Errorf("oauth: unsupported algorithm %q", name)
 		}
 		allowed[name] = a
+		algs = append(algs, jose.SignatureAlgorithm(name))
 	}
 	switch {
 	case cfg.ClockSkew < 0:
@@ -167,7 +180,7 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 		return nil, fmt.Errorf("oauth: %w", err)
 	}
 	cache.keys, cache.loadedAt, cache.lastAttempt = keys, cfg.now(), cfg.now()
-	v := &Verifier{cfg: cfg, allowed: allowed, cache: cache, now: cfg.now}
+	v := &Verifier{cfg: cfg, allowed: allowed, algs: algs, cache: cache, now: cfg.now}
 	v.path = metadataPath(aud)
 	v.metaURL = aud.Scheme + "://" + aud.Host + v.path
 	return v, nil
@@ -197,44 +210,52 @@ func invalid(format string, args ...any) error {
 // wraps ErrInsufficientScope. Messages name the failed check, never the
 // token.
 func (v *Verifier) Verify(ctx context.Context, raw string) (Claims, error) {
-	jws, err := parseCompact(raw)
+	if err := checkCompact(raw); err != nil {
+		return Claims{}, invalid("%w", err)
+	}
+	jws, err := jose.ParseSignedCompact(raw, v.algs)
+	if ua := (*jose.ErrUnexpectedSignatureAlgorithm)(nil); errors.As(err, &ua) {
+		return Claims{}, invalid("algorithm %q is not allowed", ua.Got)
+	}
+	if err != nil {
+		return Claims{}, invalid("malformed JWS: %w", err)
+	}
+	h := jws.Signatures[0].Protected
+	if err := checkHeader(h); err != nil {
+		return Claims{}, invalid("%w", err)
+	}
+	alg := v.allowed[h.Algorithm]
+	key, err := v.key(ctx, h.Algorithm, h.KeyID, alg)
 	if err != nil {
 		return Claims{}, invalid("%w", err)
 	}
-	alg, ok := v.allowed[jws.header.Alg]
-	if !ok {
-		return Claims{}, invalid("algorithm %q is not allowed", jws.header.Alg)
-	}
-	key, err := v.key(ctx, jws.header, alg)
+	payload, err := jws.Verify(verificationKey(h.Algorithm, alg, key.key))
 	if err != nil {
-		return Claims{}, invalid("%w", err)
-	}
-	if err := verifySignature(alg, key.key, jws.signingInput, jws.signature); err != nil {
 		return Claims{}, invalid("bad signature: %w", err)
 	}
 	// Only now, with the signature good, is the payload worth reading.
-	return v.claims(jws.payload)
+	return v.claims(payload)
 }
 
 // errNoKey means no key in the current set fits the token; a reload may
 // find one.
 var errNoKey = errors.New("no matching key")
 
-// key picks the one key that may verify a token with header h. It reloads
-// the set when it is old or has no fitting key (a rotation), both
-// rate-limited by the cache.
-func (v *Verifier) key(ctx context.Context, h header, alg algorithm) (*publicKey, error) {
+// key picks the one key that may verify a token signed with name and
+// naming kid ("" when it names none). It reloads the set when it is old or
+// has no fitting key (a rotation), both rate-limited by the cache.
+func (v *Verifier) key(ctx context.Context, name, kid string, alg algorithm) (*publicKey, error) {
 	keys, stale := v.cache.current()
 	var loadErr error
 	if stale {
 		loadErr = v.cache.reload(ctx)
 		keys, _ = v.cache.current()
 	}
-	k, err := selectKey(keys, h, alg)
+	k, err := selectKey(keys, name, kid, alg)
 	if errors.Is(err, errNoKey) && !stale {
 		loadErr = v.cache.reload(ctx)
 		keys, _ = v.cache.current()
-		k, err = selectKey(keys, h, alg)
+		k, err = selectKey(keys, name, kid, alg)
 	}
 	if err != nil && loadErr != nil {
 		return nil, fmt.Errorf("%w (and reloading the JWK Set failed: %w)", err, loadErr)
@@ -245,13 +266,13 @@ func (v *Verifier) key(ctx context.Context, h header, alg algorithm) (*publicKey
 // selectKey requires exactly one key of the algorithm's type: by kid when
 // the token names one, otherwise the only fitting key in the set, since
 // trying several keys in turn would make the key choice the attacker's.
-func selectKey(keys []*publicKey, h header, alg algorithm) (*publicKey, error) {
+func selectKey(keys []*publicKey, name, kid string, alg algorithm) (*publicKey, error) {
 	var found []*publicKey
 	for _, k := range keys {
-		if !k.fits(h.Alg, alg) {
+		if !k.fits(name, alg) {
 			continue
 		}
-		if h.Kid != nil && (!k.hasKid || k.kid != *h.Kid) {
+		if kid != "" && (!k.hasKid || k.kid != kid) {
 			continue
 		}
 		found = append(found, k)
@@ -259,14 +280,14 @@ func selectKey(keys []*publicKey, h header, alg algorithm) (*publicKey, error) {
 	switch {
 	case len(found) == 1:
 		return found[0], nil
-	case len(found) == 0 && h.Kid != nil:
-		return nil, fmt.Errorf("%w for kid %q and alg %s", errNoKey, *h.Kid, h.Alg)
+	case len(found) == 0 && kid != "":
+		return nil, fmt.Errorf("%w for kid %q and alg %s", errNoKey, kid, name)
 	case len(found) == 0:
-		return nil, fmt.Errorf("%w for alg %s", errNoKey, h.Alg)
-	case h.Kid != nil:
-		return nil, fmt.Errorf("%d keys share kid %q", len(found), *h.Kid)
+		return nil, fmt.Errorf("%w for alg %s", errNoKey, name)
+	case kid != "":
+		return nil, fmt.Errorf("%d keys share kid %q", len(found), kid)
 	}
-	return nil, fmt.Errorf("token has no kid and %d keys fit alg %s", len(found), h.Alg)
+	return nil, fmt.Errorf("token has no kid and %d keys fit alg %s", len(found), name)
 }
 
 // payload is the registered claims we read (RFC 7519 §4.1) plus the two
@@ -363,6 +384,26 @@ func dedupe(s []string) []string {
 	return out
 }
 
+// decodeObject decodes a JSON object (only an object: "null", arrays and
+// scalars are refused, as are trailing bytes) into v. It uses go-jose's
+// JSON decoder, as go-jose does for the header: member names match exactly
+// and a duplicated member is refused, so "ISS" is not read as "iss" and a
+// claim cannot say two things.
+func decodeObject(b []byte, v any) error {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		return errors.New("not a JSON object")
+	}
+	d := json.NewDecoder(bytes.NewReader(b))
+	if err := d.Decode(v); err != nil {
+		return err
+	}
+	if d.More() {
+		return errors.New("trailing data after JSON object")
+	}
+	return nil
+}
+
 // stringOrList reads a claim that is a string or an array of strings (aud
 // per RFC 7519 §4.1.3, scp by custom). Absent means empty.
 func stringOrList(raw json.RawMessage) ([]string, error) {
@@ -431,7 +472,9 @@ func IsJWT(token string) bool {
 	if err != nil {
 		return false
 	}
-	var hd header
+	var hd struct {
+		Alg string `json:"alg"`
+	}
 	return decodeObject(hb, &hd) == nil && hd.Alg != ""
 }
 

@@ -10,26 +10,28 @@ import "github.com/tmux-mcp/tmux-mcp/internal/tmux"
 // pane's cursor, mode, scroll and geometry state.
 type PaneSnapshot struct {
 	PaneEdges
-	PaneID                string      `json:"pane_id" desc:"Pane ID (e.g. '%1')"`
-	Content               string      `json:"content" desc:"Visible pane text"`
-	CursorX               int         `json:"cursor_x" desc:"Cursor column (0-based)"`
-	CursorY               int         `json:"cursor_y" desc:"Cursor row (0-based)"`
-	PaneWidth             int         `json:"pane_width" desc:"Pane width in columns"`
-	PaneHeight            int         `json:"pane_height" desc:"Pane height in rows"`
-	PanePID               *string     `json:"pane_pid" desc:"Process ID"`
-	PaneDead              *bool       `json:"pane_dead" desc:"True when tmux reports the pane process has exited."`
-	AlternateOn           *bool       `json:"alternate_on" desc:"True when the pane is using the alternate screen."`
-	PaneInMode            bool        `json:"pane_in_mode" desc:"True if pane is in copy-mode or view-mode"`
-	PaneMode              *string     `json:"pane_mode" desc:"Mode name (e.g. 'copy-mode') or None if normal"`
-	ScrollPosition        *int        `json:"scroll_position" desc:"Lines scrolled back in copy mode (None if not in copy mode)"`
-	HistorySize           int         `json:"history_size" desc:"Total scrollback lines available"`
-	Title                 *string     `json:"title" desc:"Pane title"`
-	PaneCurrentCommand    *string     `json:"pane_current_command" desc:"Running command"`
-	PaneCurrentPath       *string     `json:"pane_current_path" desc:"Current working directory"`
-	IsCaller              *bool       `json:"is_caller" desc:"MCP caller identity for this pane: true when it is the pane this server runs in (same TMUX_PANE and same socket), false otherwise, null when the server is not running inside tmux."`
-	ContentTruncated      bool        `json:"content_truncated" default:"false" desc:"True if content was tail-preserved to stay within max_lines; oldest lines were dropped."`
-	ContentTruncatedLines int         `json:"content_truncated_lines" default:"0" desc:"Number of lines dropped from the head when truncating."`
-	Foreground            *Foreground `json:"foreground" desc:"What the pane's foreground program is doing (waiting for input, running...). Addition of tmux-mcp."`
+	PaneID                string  `json:"pane_id" desc:"Pane ID (e.g. '%1')"`
+	Content               string  `json:"content" desc:"Visible pane text"`
+	CursorX               int     `json:"cursor_x" desc:"Cursor column (0-based)"`
+	CursorY               int     `json:"cursor_y" desc:"Cursor row (0-based)"`
+	PaneWidth             int     `json:"pane_width" desc:"Pane width in columns"`
+	PaneHeight            int     `json:"pane_height" desc:"Pane height in rows"`
+	PanePID               *string `json:"pane_pid" desc:"Process ID"`
+	PaneDead              *bool   `json:"pane_dead" desc:"True when tmux reports the pane process has exited."`
+	AlternateOn           *bool   `json:"alternate_on" desc:"True when the pane is using the alternate screen."`
+	PaneInMode            bool    `json:"pane_in_mode" desc:"True if pane is in copy-mode or view-mode"`
+	PaneMode              *string `json:"pane_mode" desc:"Mode name (e.g. 'copy-mode') or None if normal"`
+	ScrollPosition        *int    `json:"scroll_position" desc:"Lines scrolled back in copy mode (None if not in copy mode)"`
+	HistorySize           int     `json:"history_size" desc:"Total scrollback lines available"`
+	Title                 *string `json:"title" desc:"Pane title"`
+	PaneCurrentCommand    *string `json:"pane_current_command" desc:"Running command"`
+	PaneCurrentPath       *string `json:"pane_current_path" desc:"Current working directory"`
+	IsCaller              *bool   `json:"is_caller" desc:"MCP caller identity for this pane: true when it is the pane this server runs in (same TMUX_PANE and same socket), false otherwise, null when the server is not running inside tmux."`
+	ContentTruncated      bool    `json:"content_truncated" default:"false" desc:"True if content was tail-preserved to stay within max_lines; oldest lines were dropped."`
+	ContentTruncatedLines int     `json:"content_truncated_lines" default:"0" desc:"Number of lines dropped from the head when truncating."`
+	// Styles: the styled spans of content when asked for (styles.go).
+	Styles     []string    `json:"styles,omitzero" default:"[]" desc:"Styled spans of content (styles: true). Addition of tmux-mcp."`
+	Foreground *Foreground `json:"foreground" desc:"What the pane's foreground program is doing (waiting for input, running...). Addition of tmux-mcp."`
 	OnHost
 }
 

@@ -168,7 +168,7 @@ func (c *Call) waitForPrompt(ctx context.Context, a waitForPromptArgs) (WaitForP
 	stop := c.progressEvery(wctx, eff, w.progress(pane, eff))
 	outcome := w.run(wctx, 0)
 	stop()
-	if ctx.Err() != nil && !shuttingDown(ctx) {
+	if ctx.Err() != nil && !endedEarly(ctx) {
 		return WaitForPromptResult{}, ctx.Err()
 	}
 	res := WaitForPromptResult{PaneID: pane, Outcome: outcome, Foreground: *foregroundModel(w.last), EffectiveTimeout: eff.Seconds(), Tail: []string{}}
@@ -440,7 +440,7 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 	stop := c.progressEvery(wctx, eff, w.progress(pane, eff))
 	outcome := w.run(wctx, promptBackoff[0])
 	stop()
-	if ctx.Err() != nil && !shuttingDown(ctx) {
+	if ctx.Err() != nil && !endedEarly(ctx) {
 		return SendAndWaitResult{}, ctx.Err()
 	}
 	res := SendAndWaitResult{PaneID: pane, Outcome: outcome, Foreground: *foregroundModel(w.last), EffectiveTimeout: eff.Seconds(), Output: []string{}}
