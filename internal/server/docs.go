@@ -90,9 +90,10 @@ var sharedArgDocs = map[string]string{
 	"session_id":   "Session id, e.g. `$1`.",
 	"window_id":    "Window id, e.g. `@1`.",
 	"window_index": "Window index within the session.",
+	"host":         "A `TMUX_MCP_HOSTS` entry: the call reaches tmux on that host over ssh (ids are per host); omitted: this machine.",
 }
 
-var sharedArgOrder = []string{"socket_name", "socket_path", "pane_id", "session_name", "session_id", "window_id", "window_index"}
+var sharedArgOrder = []string{"socket_name", "socket_path", "pane_id", "session_name", "session_id", "window_id", "window_index", "host"}
 
 func hintsText(t *Tool) string {
 	a := t.Preset.annotations()

@@ -26,7 +26,7 @@ func (s *Server) Instructions() string {
 		return out
 	}
 	// The configured hosts, so a model can name one; within the budget.
-	line := "\nRemote hosts (the host argument; ids are per host): " + strings.Join(s.hosts.Names(), ", ") + "."
+	line := "\nRemote hosts, named by the host argument (omit it for this machine; ids are per host): " + strings.Join(s.hosts.Names(), ", ") + "."
 	if len(out)+len(line) <= instructionsBudget {
 		out += line
 	}

@@ -376,9 +376,10 @@ func noServerNote(sock tmux.Socket) string {
 type SocketArgs struct {
 	SocketName *string `json:"socket_name"`
 	SocketPath *string `json:"socket_path"`
-	// Host names a TMUX_MCP_HOSTS entry: the socket is on that host. Its
-	// description is HostArgDescription (TestHostArgument keeps them equal).
-	Host *string `json:"host" desc:"TMUX_MCP_HOSTS entry; default: local"`
+	// Host names a TMUX_MCP_HOSTS entry: the socket is on that host. Like
+	// the socket arguments it goes out undescribed (HostArgDescription):
+	// the instructions name the configured hosts once.
+	Host *string `json:"host" doc:"A TMUX_MCP_HOSTS entry: the call reaches tmux on that host over ssh; omitted: this machine."`
 }
 
 // Socket resolves which server a call reaches, highest first: the call's
