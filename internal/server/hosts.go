@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -61,7 +62,7 @@ func (c *Call) bindHost(name string) error {
 		return nil
 	}
 	if c.hosts == nil {
-		return hostError(fmt.Errorf("%w %q: none are configured (TMUX_MCP_HOSTS)", remote.ErrUnknownHost, name))
+		return hostError(fmt.Errorf("%w %s: none are configured (TMUX_MCP_HOSTS)", remote.ErrUnknownHost, errarg.Quoted(name)))
 	}
 	e, err := c.hosts.Get(name)
 	if err != nil {

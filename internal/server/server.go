@@ -16,10 +16,12 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/audit"
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -242,6 +244,9 @@ func (s *Server) gate(next mcp.MethodHandler) mcp.MethodHandler {
 				res, err = nil, fmt.Errorf("internal error handling %s", method)
 			}
 		}()
+		if err := unknownName(s, method, req); err != nil {
+			return nil, err
+		}
 		if method == "tools/call" {
 			if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
 				r := s.refusal(ctr.Params.Name)
@@ -256,6 +261,28 @@ func (s *Server) gate(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// unknownName answers a call of a tool or prompt that does not exist as
+// the SDK would (invalid params), with the name clipped (errarg): the SDK
+// quotes it whole, and a client can send a 1 MiB one.
+func unknownName(s *Server, method string, req mcp.Request) error {
+	var name, what string
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		if method != "tools/call" || r.Params == nil || s.tool(r.Params.Name) != nil {
+			return nil
+		}
+		name, what = r.Params.Name, "tool"
+	case *mcp.GetPromptRequest:
+		if method != "prompts/get" || r.Params == nil || promptNamed(r.Params.Name) != nil {
+			return nil
+		}
+		name, what = r.Params.Name, "prompt"
+	default:
+		return nil
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown " + what + " " + errarg.Quoted(name)}
 }
 
 // refusal returns the error result for a tool that exists but is hidden, or

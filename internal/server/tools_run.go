@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/termtext"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -780,11 +781,11 @@ func (c *Call) waitForRun(ctx context.Context, a waitForRunArgs) (RunCommandResu
 		return RunCommandResult{}, expectedf("unknown run_id: it was already collected, expired (10 minutes after the command ended), or belongs to another server process")
 	}
 	if c.host != rec.host && a.Host != nil {
-		return RunCommandResult{}, expectedf("run %s belongs to another host", a.RunID)
+		return RunCommandResult{}, expectedf("run %s belongs to another host", errarg.Bare(a.RunID))
 	}
 	if (a.SocketName != nil && *a.SocketName != "") || (a.SocketPath != nil && *a.SocketPath != "") {
 		if c.host != rec.host || c.Socket(a.SocketArgs) != rec.sock {
-			return RunCommandResult{}, expectedf("run %s belongs to another tmux server", a.RunID)
+			return RunCommandResult{}, expectedf("run %s belongs to another tmux server", errarg.Bare(a.RunID))
 		}
 	}
 	return c.collect(ctx, rec, eff, a.MaxLines)

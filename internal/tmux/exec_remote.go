@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/control"
 )
 
@@ -96,14 +97,14 @@ func (r *ExecRunner) CheckRemoteDir(ctx context.Context, path string) error {
 		return errors.New("tmux: CheckRemoteDir needs a remote host")
 	}
 	if strings.IndexByte(path, 0) >= 0 {
-		return fmt.Errorf("%w: %q on host %s (it contains a NUL byte)", ErrNotRemoteDir, path, r.Via.Host())
+		return fmt.Errorf("%w: %s on host %s (it contains a NUL byte)", ErrNotRemoteDir, errarg.Quoted(path), r.Via.Host())
 	}
 	refused, _, err := r.runRemoteCheck(ctx, remoteDirCheck, path+"/", "check the directory")
 	switch {
 	case err != nil:
 		return err
 	case refused:
-		return fmt.Errorf("%w: %s on host %s", ErrNotRemoteDir, path, r.Via.Host())
+		return fmt.Errorf("%w: %s on host %s", ErrNotRemoteDir, errarg.Bare(path), r.Via.Host())
 	}
 	return nil
 }
