@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -86,11 +87,15 @@ const markerOSC = "7799"
 // runRecord is one run_command invocation, alive until collected or
 // runKeep after it ends.
 type runRecord struct {
-	id      string
-	owner   Owner
-	pane    string
-	host    string // "" local; the run's stream keeps that host's engine
-	sock    tmux.Socket
+	id    string
+	owner Owner
+	pane  string
+	host  string // "" local; the run's stream keeps that host's engine
+	sock  tmux.Socket
+	// server is the identity (pid/start_time) of the tmux server the run
+	// was typed into: a server started later on the same socket numbers
+	// its panes from %0 again, and the run is nothing to its panes.
+	server  string
 	started time.Time
 	ps      *paneStream
 	begun   chan struct{} // closed when the start marker is seen
@@ -209,6 +214,12 @@ var promptWait = 300 * time.Millisecond
 // inputHoldMax). From then on they go through, so C-c reaches the command.
 // The returned release must be called once the input is written: run_command
 // cannot type its wrapper in between.
+//
+// Only a run on the server the input goes to holds it: the first time a
+// pending run is found, the socket's server is asked who it is (one round
+// trip, only then), and a run of another server (the one it ran on was
+// killed or replaced on the socket, and its pump has not caught up) is
+// ended instead of waited for.
 func (c *Call) holdInput(ctx context.Context, sock tmux.Socket, pane string) (release func(), err error) {
 	reg := c.runs()
 	k := paneKey{c.host, sock, pane}
@@ -219,6 +230,7 @@ func (c *Call) holdInput(ctx context.Context, sock tmux.Socket, pane string) (re
 	}
 	deadline := time.NewTimer(inputHoldMax)
 	defer deadline.Stop()
+	checked := false
 	for {
 		pg.RLock()
 		rec := reg.inFlight(k)
@@ -226,6 +238,13 @@ func (c *Call) holdInput(ctx context.Context, sock tmux.Socket, pane string) (re
 			return done, nil
 		}
 		pg.RUnlock()
+		if !checked {
+			checked = true
+			if now, known := c.serverIdentity(ctx, sock); known && rec.server != "" && now != rec.server {
+				rec.serverGone()
+				continue
+			}
+		}
 		select {
 		case <-rec.begun:
 		case <-rec.done:
@@ -238,6 +257,33 @@ func (c *Call) holdInput(ctx context.Context, sock tmux.Socket, pane string) (re
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// serverIdentity is pid/start_time of the tmux server on sock, as the
+// call's engine reaches it ("" when none runs there); known is false when
+// the server could not be asked.
+func (c *Call) serverIdentity(ctx context.Context, sock tmux.Socket) (id string, known bool) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	outs, err := c.tmux.Run(ctx, sock, tmux.Command{"display-message", "-p", tmux.Format("pid", "start_time")})
+	switch {
+	case errors.Is(err, tmux.ErrNoServer):
+		return "", true
+	case err != nil || len(outs) == 0:
+		return "", false
+	}
+	rows, err := tmux.ParseRows(outs[0], []string{"pid", "start_time"})
+	if err != nil || len(rows) != 1 {
+		return "", false
+	}
+	return rows[0]["pid"] + "/" + rows[0]["start_time"], true
+}
+
+// serverGone ends a run whose tmux server is no longer the one on its
+// socket: nothing can reach it there any more, so what became of the
+// command cannot be known.
+func (r *runRecord) serverGone() {
+	r.finish(nil, fmt.Errorf("the tmux server pane %s was on is no longer on this socket (it was killed or replaced by a new server): what became of the command is unknown", r.pane))
 }
 
 func newRunID() string {
@@ -286,10 +332,15 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	}
 	reg := c.runs()
 	k := paneKey{c.host, sock, pane}
+	server := tmux.WhereOf(st).Server
 	// A command still running from run_command is what the pane shows: say
-	// so (it is not "not a shell").
+	// so (it is not "not a shell"). A run of another server (the one it
+	// ran on is gone from the socket) is over.
 	if prev := reg.inFlight(k); prev != nil {
-		return RunCommandResult{}, busyPane(pane, prev)
+		if prev.server == server {
+			return RunCommandResult{}, busyPane(pane, prev)
+		}
+		prev.serverGone()
 	}
 	shell := strings.TrimPrefix(filepath.Base(st["pane_current_command"]), "-")
 	switch {
@@ -308,7 +359,7 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	view.width, _ = strconv.Atoi(st["pane_width"])
 	view.height, _ = strconv.Atoi(st["pane_height"])
 	wrapper := runWrapper(shell, a.Command, id, a.SuppressHistory, view)
-	rec := &runRecord{id: id, owner: OwnerFrom(ctx), pane: pane, host: c.host, sock: sock, done: make(chan struct{}), begun: make(chan struct{})}
+	rec := &runRecord{id: id, owner: OwnerFrom(ctx), pane: pane, host: c.host, sock: sock, server: server, done: make(chan struct{}), begun: make(chan struct{})}
 	// Hold the pane's input lock while registering and typing: input that
 	// another tool is writing finishes first, and input that comes later
 	// sees this run and waits for its start marker.
@@ -319,7 +370,7 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 		reg.ungate(k, pg)
 	}
 	reg.mu.Lock()
-	if prev := reg.busy[k]; prev != nil && !prev.ended() {
+	if prev := reg.busy[k]; prev != nil && !prev.ended() && prev.server == server {
 		reg.mu.Unlock()
 		unlock()
 		return RunCommandResult{}, busyPane(pane, prev)
