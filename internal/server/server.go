@@ -492,8 +492,8 @@ var Additions = []Addition{
 		"handle to resume a timed-out run_command with wait_for_run instead of running the command again"},
 	{"wait_for_run", "tool",
 		"waits for a run_command that timed out and returns the same RunCommandResult"},
-	{"lines_missed", "result field of wait_for_text",
-		"true when tmux paused a flooding pane's output stream during the wait, so some output may not have been matched"},
+	{"lines_missed", "result field of wait_for_text, run_command and wait_for_run",
+		"true when output may be missing and how much is unknown (tmux paused a flooding pane's output stream, or the stream was lost and followed again, as after an ssh reconnect); run_command's output_truncated and output_truncated_lines then still count only lines cut from the head"},
 	{"history_suppressed", "result field of run_command and wait_for_run (RunCommandResult)",
 		"whether suppress_history held: the shell kept the command out of its history (true), recorded it anyway (false), or cannot tell (null)"},
 }
