@@ -75,6 +75,11 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg config.Config, logge
 		stop := reloadOnHangup(ctx, cr.TokensFile, d, logger)
 		defer stop()
 	}
+	remove, err := noteDaemon(url)
+	if err != nil {
+		logger.Warn("doctor will not find this daemon: its address file was not written", "error", err)
+	}
+	defer remove()
 	if err := d.Serve(ctx, ln, tlsConfig); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		logger.Error("HTTP server stopped", "error", err)
 		return 1
@@ -122,7 +127,9 @@ func doctorHTTP(ctx context.Context, cfg config.Config, say func(label, format s
 		}
 	}
 	if h.Addr == "" {
-		say("http server", "not configured (serve --http ADDR, or TMUX_MCP_HTTP)")
+		if !doctorDaemons(ctx, say) {
+			say("http server", "not configured (serve --http ADDR, or TMUX_MCP_HTTP), and no daemon of this user runs")
+		}
 		return
 	}
 	say("http server", "%s", probeHealth(ctx, h))

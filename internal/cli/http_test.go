@@ -72,6 +72,18 @@ func TestDoctorHTTP(t *testing.T) {
 	if !strings.Contains(out, "generated token in "+tokenPath) {
 		t.Errorf("doctor while serving lacks the token path:\n%s", out)
 	}
+	// Issue 21 item 11: doctor run without --http (as it usually is) finds
+	// the daemon too; it said "not configured" while one served.
+	bare, _, err := config.Load(func(k string) string { return env[k] }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	doctor(ctx, bare, &b)
+	if want := "not configured here; the daemon started "; !strings.Contains(b.String(), want) ||
+		!strings.Contains(b.String(), "running at http://"+addr+"/mcp") {
+		t.Errorf("doctor without --http while a daemon serves:\n%s", b.String())
+	}
 	fi, err := os.Stat(tokenPath)
 	if err != nil || fi.Mode().Perm() != 0o600 {
 		t.Errorf("token file: %v %v", fi, err)
@@ -84,6 +96,14 @@ func TestDoctorHTTP(t *testing.T) {
 		}
 	case <-time.After(6 * time.Second):
 		t.Fatal("serve --http did not stop")
+	}
+	// Stopped, it leaves no note behind.
+	if ents, _ := os.ReadDir(filepath.Join(cfgDir, "tmux-mcp", "daemons")); len(ents) != 0 {
+		t.Errorf("the daemon's address file outlived it: %v", ents)
+	}
+	_, out, _ = run(t, env, "doctor")
+	if !strings.Contains(out, "no daemon of this user runs") {
+		t.Errorf("doctor after the daemon stopped:\n%s", out)
 	}
 	tok, _ := os.ReadFile(tokenPath)
 	if len(tok) < 16 || strings.Contains(stderr.String(), strings.TrimSpace(string(tok))) {

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -68,7 +69,7 @@ func (s *Set) Get(name string) (*Engine, error) {
 		if len(s.specs) > 0 {
 			known = "configured: " + strings.Join(s.Names(), ", ")
 		}
-		return nil, fmt.Errorf("%w %q: %s", ErrUnknownHost, name, known)
+		return nil, fmt.Errorf("%w %s: %s", ErrUnknownHost, errarg.Quoted(name), known)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()

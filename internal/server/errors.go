@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -102,6 +103,19 @@ func causeType(err error) string {
 		return typeJSON
 	}
 	return ""
+}
+
+// regexErr is a regular expression's compile error with the expression it
+// quotes clipped (errarg): that expression is the caller's argument, or a
+// piece of it. It stays a *syntax.Error, which types the tool error.
+func regexErr(err error) error {
+	var se *syntax.Error
+	if !errors.As(err, &se) {
+		return err
+	}
+	c := *se
+	c.Expr = errarg.Bare(se.Expr)
+	return &c
 }
 
 // optionErrorType is libtmux's handle_option_error: the class it raises for

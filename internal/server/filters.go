@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -68,7 +69,7 @@ func parseFilters(a StringMapArg) ([]filterSpec, error) {
 				ops = append(ops, o)
 			}
 			sort.Strings(ops)
-			return nil, expectedf("invalid filter operator %q in %q; valid operators: %s", op, k, strings.Join(ops, ", "))
+			return nil, expectedf("invalid filter operator %s in %s; valid operators: %s", errarg.Quoted(op), errarg.Quoted(k), strings.Join(ops, ", "))
 		}
 		f := filterSpec{field: field, op: op, want: m[k]}
 		if op == "regex" || op == "iregex" {
@@ -77,7 +78,7 @@ func parseFilters(a StringMapArg) ([]filterSpec, error) {
 				pattern = "(?i)" + pattern
 			}
 			if f.re, err = regexp.Compile(pattern); err != nil {
-				return nil, expectedf("invalid regular expression in filters: %v", err)
+				return nil, expectedf("invalid regular expression in filters: %v", regexErr(err))
 			}
 		}
 		out = append(out, f)

@@ -3,6 +3,8 @@ package server
 import (
 	"sort"
 	"strings"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 )
 
 // persistentHistoryEnv is what suppress_persistent_history adds to a newly
@@ -31,7 +33,7 @@ func mergeHistoryEnv(env map[string]string) (map[string]string, error) {
 	for _, k := range keys {
 		want := persistentHistoryEnv[k]
 		if have, ok := out[k]; ok && have != want {
-			return nil, expectedf("environment variable %s conflicts with suppress_persistent_history; remove it or set suppress_persistent_history=false", k)
+			return nil, expectedf("environment variable %s conflicts with suppress_persistent_history; remove it or set suppress_persistent_history=false", errarg.Bare(k))
 		}
 		out[k] = want
 	}
@@ -62,7 +64,7 @@ func envFlags(env map[string]string) ([]string, error) {
 			return nil, expectedf("environment keys must be non-empty and contain no '=' or NUL")
 		}
 		if strings.IndexByte(env[k], 0) >= 0 {
-			return nil, expectedf("environment variable %s contains a NUL byte", k)
+			return nil, expectedf("environment variable %s contains a NUL byte", errarg.Bare(k))
 		}
 		keys = append(keys, k)
 	}

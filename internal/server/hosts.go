@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -61,7 +62,7 @@ func (c *Call) bindHost(name string) error {
 		return nil
 	}
 	if c.hosts == nil {
-		return hostError(fmt.Errorf("%w %q: none are configured (TMUX_MCP_HOSTS)", remote.ErrUnknownHost, name))
+		return hostError(fmt.Errorf("%w %s: none are configured (TMUX_MCP_HOSTS)", remote.ErrUnknownHost, errarg.Quoted(name)))
 	}
 	e, err := c.hosts.Get(name)
 	if err != nil {
@@ -205,12 +206,12 @@ const remoteProbeTimeout = 25 * time.Second
 // listAllServers is list_servers without a host: the local machine's
 // servers, then each configured host's (probed at once), an unreachable
 // host as one row with its reason.
-func (c *Call) listAllServers(ctx context.Context, extra []string) []ServerInfo {
+func (c *Call) listAllServers(ctx context.Context, extra []string) []ServerRow {
 	var names []string
 	if c.hosts != nil {
 		names = c.hosts.Names()
 	}
-	remote := make([][]ServerInfo, len(names))
+	remote := make([][]ServerRow, len(names))
 	var wg sync.WaitGroup
 	for i, name := range names {
 		wg.Add(1)
@@ -219,14 +220,14 @@ func (c *Call) listAllServers(ctx context.Context, extra []string) []ServerInfo 
 			hc := c.Server.newCall()
 			hc.Tool, hc.Req, hc.RequestID = c.Tool, c.Req, c.RequestID
 			if err := hc.bindHost(name); err != nil {
-				remote[i] = []ServerInfo{unreachable(name, err)}
+				remote[i] = []ServerRow{unreachable(name, err)}
 				return
 			}
 			remote[i] = hc.listRemoteServers(ctx, nil)
 			hc.stampHost(&remote[i])
 		}()
 	}
-	out := c.listServers(ctx, extra)
+	out := rowsOf(c.listServers(ctx, extra))
 	wg.Wait()
 	for _, rows := range remote {
 		out = append(out, rows...)
@@ -238,7 +239,7 @@ func (c *Call) listAllServers(ctx context.Context, extra []string) []ServerInfo 
 // can name without a shell there: the host's own socket (its configured
 // one, else tmux's default) and the extra socket paths. A host that cannot
 // be reached is one row saying why.
-func (c *Call) listRemoteServers(ctx context.Context, extra []string) []ServerInfo {
+func (c *Call) listRemoteServers(ctx context.Context, extra []string) []ServerRow {
 	socks := []tmux.Socket{c.eng.Host.Socket(tmux.Socket{})}
 	for _, p := range extra {
 		if p == "" || checkRemoteSocket(SocketArgs{SocketPath: &p}) != nil {
@@ -248,13 +249,13 @@ func (c *Call) listRemoteServers(ctx context.Context, extra []string) []ServerIn
 	}
 	pctx, cancel := context.WithTimeout(ctx, remoteProbeTimeout)
 	defer cancel()
-	out := []ServerInfo{}
+	out := []ServerRow{}
 	seen := map[string]bool{}
 	for _, sock := range socks {
 		info, err := c.serverInfo(pctx, sock)
 		switch {
 		case errors.Is(err, tmux.ErrHostUnreachable) || errors.Is(err, remote.ErrBusy) || errors.Is(err, tmux.ErrTmuxMissing):
-			return []ServerInfo{unreachable(c.host, err)}
+			return []ServerRow{unreachable(c.host, err)}
 		case err != nil:
 			c.log.Warn("list_servers: probe failed", "host", c.host, "socket", sock.String(), "error", err)
 			continue
@@ -267,13 +268,22 @@ func (c *Call) listRemoteServers(ctx context.Context, extra []string) []ServerIn
 			}
 			seen[*info.SocketPath] = true
 		}
-		out = append(out, info)
+		out = append(out, ServerRow{ServerInfo: info})
 	}
 	return out
 }
 
 // unreachable is list_servers' row for a host it could not reach.
-func unreachable(host string, err error) ServerInfo {
+func unreachable(host string, err error) ServerRow {
 	why := err.Error()
-	return ServerInfo{SessionCount: new(int), OnHost: OnHost{Host: &host}, HostError: &why}
+	return ServerRow{ServerInfo: ServerInfo{SessionCount: new(int), OnHost: OnHost{Host: &host}}, HostError: &why}
+}
+
+// rowsOf is list_servers' rows for servers that answered.
+func rowsOf(infos []ServerInfo) []ServerRow {
+	out := make([]ServerRow, 0, len(infos))
+	for _, info := range infos {
+		out = append(out, ServerRow{ServerInfo: info})
+	}
+	return out
 }

@@ -361,7 +361,7 @@ func TestRemoteHostTools(t *testing.T) {
 	t.Run("list_servers: every host, an unreachable one with its reason", func(t *testing.T) {
 		e := e.with(t)
 		start := time.Now()
-		var servers []ServerInfo
+		var servers []ServerRow
 		e.list("list_servers", map[string]any{}, &servers)
 		var local, box, gone int
 		for _, s := range servers {

@@ -224,7 +224,13 @@ type ServerInfo struct {
 	SessionCount *int    `json:"session_count" desc:"Number of sessions (0 when the server is not running)"`
 	Version      *string `json:"version" desc:"tmux version of the server"`
 	OnHost
-	// HostError says why list_servers could not reach a remote host: that
-	// host's one row, with is_alive false. Addition of tmux-mcp.
-	HostError *string `json:"host_error,omitempty" desc:"Why the remote host could not be reached (list_servers). Addition of tmux-mcp."`
+}
+
+// ServerRow is one row of list_servers: a ServerInfo, and for a remote
+// host that could not be reached, why (that host's one row, is_alive
+// false). get_server_info checks one socket and fails when its host
+// cannot be reached, so its result has no such field.
+type ServerRow struct {
+	ServerInfo
+	HostError *string `json:"host_error,omitempty" desc:"Why the remote host could not be reached. Addition of tmux-mcp."`
 }

@@ -155,6 +155,16 @@ func addPrompts(ms *mcp.Server) {
 	}
 }
 
+// promptNamed is the prompt called name, or nil.
+func promptNamed(name string) *Prompt {
+	for _, p := range Prompts() {
+		if p.Name == name {
+			return p
+		}
+	}
+	return nil
+}
+
 func renderPrompt(p *Prompt, args map[string]string) (string, error) {
 	for _, a := range p.Args {
 		if a.Required && args[a.Name] == "" {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -81,7 +82,7 @@ func scopeName(s tmux.PaneScope) string {
 	case s.WindowID != "":
 		return s.WindowID
 	case s.WindowIndex != "":
-		return fmt.Sprintf("index %s in session %s%s", s.WindowIndex, s.SessionID, s.SessionName)
+		return fmt.Sprintf("index %s in session %s%s", errarg.Bare(s.WindowIndex), s.SessionID, errarg.Bare(s.SessionName))
 	case s.SessionID != "":
 		return s.SessionID
 	}
@@ -100,7 +101,7 @@ func notFoundAs(err error, what, name string) error {
 		if what == "" {
 			return err
 		}
-		return &tmux.NotFoundError{What: what, Detail: name}
+		return &tmux.NotFoundError{What: what, Detail: errarg.Bare(name)}
 	}
 	return err
 }
@@ -140,13 +141,13 @@ func absPath(name, p string, remote bool) (string, error) {
 	if p == "~" || strings.HasPrefix(p, "~/") {
 		home, err := os.UserHomeDir()
 		if err != nil {
-			return "", expectedf("%s: cannot expand ~: %v", name, err)
+			return "", expectedf("%s: cannot expand ~: %s", name, errarg.Within(err.Error(), p))
 		}
 		p = filepath.Join(home, strings.TrimPrefix(p, "~"))
 	}
 	abs, err := filepath.Abs(p)
 	if err != nil {
-		return "", expectedf("%s: %v", name, err)
+		return "", expectedf("%s: %s", name, errarg.Within(err.Error(), p))
 	}
 	return abs, nil
 }
@@ -166,7 +167,7 @@ func startDirectory(p *string, remote bool) (string, error) {
 	}
 	st, err := os.Stat(abs)
 	if err != nil || !st.IsDir() {
-		return "", expectedf("start_directory %s is not an existing directory", abs)
+		return "", expectedf("start_directory %s is not an existing directory", errarg.Bare(abs))
 	}
 	return abs, nil
 }
@@ -188,7 +189,7 @@ func (c *Call) checkRemoteDir(ctx context.Context, dir string) error {
 	}
 	err := chk.CheckRemoteDir(ctx, dir)
 	if errors.Is(err, tmux.ErrNotRemoteDir) {
-		return expectedf("start_directory %s is not an existing directory on host %s", dir, c.host)
+		return expectedf("start_directory %s is not an existing directory on host %s", errarg.Bare(dir), c.host)
 	}
 	return err
 }

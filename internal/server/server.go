@@ -16,10 +16,12 @@ import (
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/audit"
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/foreground"
 	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
@@ -249,6 +251,9 @@ func (s *Server) gate(next mcp.MethodHandler) mcp.MethodHandler {
 				res, err = nil, fmt.Errorf("internal error handling %s", method)
 			}
 		}()
+		if err := unknownName(s, method, req); err != nil {
+			return nil, err
+		}
 		if method == "tools/call" {
 			if ctr, ok := req.(*mcp.CallToolRequest); ok && ctr.Params != nil {
 				r := s.refusal(ctr.Params.Name)
@@ -263,6 +268,28 @@ func (s *Server) gate(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// unknownName answers a call of a tool or prompt that does not exist as
+// the SDK would (invalid params), with the name clipped (errarg): the SDK
+// quotes it whole, and a client can send a 1 MiB one.
+func unknownName(s *Server, method string, req mcp.Request) error {
+	var name, what string
+	switch r := req.(type) {
+	case *mcp.CallToolRequest:
+		if method != "tools/call" || r.Params == nil || s.tool(r.Params.Name) != nil {
+			return nil
+		}
+		name, what = r.Params.Name, "tool"
+	case *mcp.GetPromptRequest:
+		if method != "prompts/get" || r.Params == nil || promptNamed(r.Params.Name) != nil {
+			return nil
+		}
+		name, what = r.Params.Name, "prompt"
+	default:
+		return nil
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "unknown " + what + " " + errarg.Quoted(name)}
 }
 
 // refusal returns the error result for a tool that exists but is hidden, or
@@ -473,8 +500,8 @@ var Additions = []Addition{
 		"handle to resume a timed-out run_command with wait_for_run instead of running the command again"},
 	{"wait_for_run", "tool",
 		"waits for a run_command that timed out and returns the same RunCommandResult"},
-	{"lines_missed", "result field of wait_for_text",
-		"true when tmux paused a flooding pane's output stream during the wait, so some output may not have been matched"},
+	{"lines_missed", "result field of wait_for_text, run_command and wait_for_run",
+		"true when output may be missing and how much is unknown (tmux paused a flooding pane's output stream, or the stream was lost and followed again, as after an ssh reconnect); run_command's output_truncated and output_truncated_lines then still count only lines cut from the head"},
 	{"history_suppressed", "result field of run_command and wait_for_run (RunCommandResult)",
 		"whether suppress_history held: the shell kept the command out of its history (true), recorded it anyway (false), or cannot tell (null)"},
 	{"foreground", "argument of get_pane_info and list_panes; result field of those (with foreground=true), snapshot_pane, wait_for_prompt and send_and_wait",

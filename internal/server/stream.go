@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"sync/atomic"
+	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -47,21 +48,32 @@ func (ps *paneStream) take(ctx context.Context) ([]byte, error) {
 		return data, nil
 	}
 	ps.sub.Close()
+	return data, ps.follow(ctx)
+}
+
+// follow subscribes to the pane again, wherever it is now, after its
+// subscription ended; output in between may be missed, which sets lost. A
+// pane that no longer exists, or a server that is not the one that was
+// followed, is an error; so is a host that does not answer (the caller
+// may try again).
+func (ps *paneStream) follow(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
 	where, err := ps.c.tmux.Locate(ctx, ps.sock, tmux.PaneID(ps.where.Pane))
 	if err != nil {
-		return data, notFoundAs(err, "pane", ps.where.Pane)
+		return notFoundAs(err, "pane", ps.where.Pane)
 	}
 	if ps.where.Server != "" && where.Server != ps.where.Server {
-		return data, expectedf("the tmux server restarted; pane %s is not the pane that was being followed", ps.where.Pane)
+		return expectedf("the tmux server restarted; pane %s is not the pane that was being followed", ps.where.Pane)
 	}
 	w, err := ps.c.watch.Get(ps.sock, where.Session)
 	if err != nil {
-		return data, err
+		return err
 	}
 	ps.where = where
 	ps.sub = w.Subscribe(where.Pane, where.Window)
 	ps.lost.Store(true)
-	return data, nil
+	return nil
 }
 
 func (ps *paneStream) close() { ps.sub.Close() }

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 )
 
 func init() { toolGroups = append(toolGroups, batchTools) }
@@ -137,7 +138,7 @@ func (c *Call) batchRefusal(name string, ceiling config.Tier) string {
 	case t == nil && c.tool(name) != nil:
 		return fmt.Sprintf("tool '%s' is not available to this client (safety tier or toolsets)", name)
 	case t == nil:
-		return fmt.Sprintf("unknown tool '%s'", name)
+		return fmt.Sprintf("unknown tool '%s'", errarg.Bare(name))
 	case t.Toolset == "batch":
 		return "batch tools cannot be nested"
 	case t.SelfBounded:

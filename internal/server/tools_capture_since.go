@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -66,7 +67,7 @@ func (c *Call) captureSince(ctx context.Context, a captureSinceArgs) (CaptureSin
 		// The pane named in the cursor text is the one its state is for;
 		// the target arguments can only agree with it.
 		if target := str(a.PaneID); target != "" && target != pane {
-			return CaptureSinceResult{}, expectedf("the cursor belongs to pane %s, not %s", pane, target)
+			return CaptureSinceResult{}, expectedf("the cursor belongs to pane %s, not %s", pane, errarg.Bare(target))
 		}
 		paneID = pane
 		prev = store.get(owner, id)

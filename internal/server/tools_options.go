@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -195,7 +196,7 @@ func optionError(err error, what, name, kind, target string) error {
 	}
 	te := &ToolError{Msg: "tmux error: " + ce.Error(), Type: typ, Expected: true, Err: err}
 	if isInvalidOption(err) {
-		te.Msg = fmt.Sprintf("unknown tmux %s %q", what, name)
+		te.Msg = fmt.Sprintf("unknown tmux %s %s", what, errarg.Quoted(name))
 	}
 	return te
 }

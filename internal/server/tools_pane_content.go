@@ -259,7 +259,7 @@ func (c *Call) searchPanes(ctx context.Context, a searchPanesArgs) (SearchPanesR
 	}
 	re, err := regexp.Compile(expr)
 	if err != nil {
-		return SearchPanesResult{}, expectedf("Invalid regex pattern: %v", err)
+		return SearchPanesResult{}, expectedf("Invalid regex pattern: %v", regexErr(err))
 	}
 
 	sock := c.Socket(a.SocketArgs)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -129,7 +130,7 @@ func (c *Call) pwWindow(ctx context.Context, sock tmux.Socket, w pwWindowTarget)
 	}
 	base := sessPrefix(st) + ":"
 	if idx != "" {
-		return base + idx, "window", fmt.Sprintf("index %s in session %s", idx, name), nil
+		return base + idx, "window", fmt.Sprintf("index %s in session %s", errarg.Bare(idx), errarg.Bare(name)), nil
 	}
 	return base + "{start}", what, name, nil
 }

@@ -5,6 +5,7 @@ import (
 	"sort"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 )
 
 // Prompts as tools, for clients that cannot use MCP prompts
@@ -70,7 +71,7 @@ func promptTools() []*Tool {
 					return RenderedPrompt{Name: p.Name, Text: text}, nil
 				}
 			}
-			return RenderedPrompt{}, expectedf("unknown prompt %q; call list_prompts", a.Name)
+			return RenderedPrompt{}, expectedf("unknown prompt %s; call list_prompts", errarg.Quoted(a.Name))
 		}),
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
+	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/termtext"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -42,8 +45,9 @@ type RunCommandResult struct {
 	TimedOut             bool     `json:"timed_out" desc:"The wait ended before the command; it keeps running. Pass run_id to wait_for_run to keep waiting."`
 	ElapsedSeconds       float64  `json:"elapsed_seconds" desc:"Seconds since the command started."`
 	Output               []string `json:"output" desc:"Every line the command printed so far, from its first to its last (tail-truncated by max_lines)."`
-	OutputTruncated      bool     `json:"output_truncated" desc:"Lines are missing: max_lines dropped some from the head, or tmux paused a flooding pane's output."`
-	OutputTruncatedLines int      `json:"output_truncated_lines" desc:"Lines dropped from the head."`
+	OutputTruncated      bool     `json:"output_truncated" desc:"Lines were cut from the head (max_lines, or the 200000 lines kept); output_truncated_lines counts them."`
+	OutputTruncatedLines int      `json:"output_truncated_lines" desc:"Lines cut from the head."`
+	LinesMissed          bool     `json:"lines_missed" desc:"Output may be missing, how much is unknown: tmux paused a flooding pane's output, the output stream was lost and followed again (an ssh reconnect), or the run's start was not seen. Addition of tmux-mcp."`
 	EffectiveTimeout     float64  `json:"effective_timeout" desc:"The timeout actually enforced, after the ceiling."`
 	RunID                *string  `json:"run_id" desc:"Handle for wait_for_run when timed_out is true. Addition of tmux-mcp."`
 	HistorySuppressed    *bool    `json:"history_suppressed" desc:"With suppress_history: true when the shell kept the command out of its history (bash: the wrapper deletes its own entry; zsh: HIST_IGNORE_SPACE is set; fish), false when it recorded it (zsh without HIST_IGNORE_SPACE; bash older than 5.0, which cannot delete the newest entry). null when suppress_history was false or the shell cannot tell (sh, dash, ksh: only the leading space is applied). Addition of tmux-mcp."`
@@ -85,11 +89,15 @@ const markerOSC = "7799"
 // runRecord is one run_command invocation, alive until collected or
 // runKeep after it ends.
 type runRecord struct {
-	id      string
-	owner   Owner
-	pane    string
-	host    string // "" local; the run's stream keeps that host's engine
-	sock    tmux.Socket
+	id    string
+	owner Owner
+	pane  string
+	host  string // "" local; the run's stream keeps that host's engine
+	sock  tmux.Socket
+	// server is the identity (pid/start_time) of the tmux server the run
+	// was typed into: a server started later on the same socket numbers
+	// its panes from %0 again, and the run is nothing to its panes.
+	server  string
 	started time.Time
 	ps      *paneStream
 	begun   chan struct{} // closed when the start marker is seen
@@ -109,6 +117,11 @@ type runRecord struct {
 	expiring bool  // the expiry goroutine runs
 	noStart  bool  // the end marker came without the start marker: output unknown
 	history  *bool // what the start marker said about history suppression
+	// offline is why the run's host stopped answering while the command
+	// ran (nil while its output is followed); lostHost is closed when it
+	// does, and replaced once the run follows its pane again.
+	offline  error
+	lostHost chan struct{}
 }
 
 // runKeep is how long a finished, uncollected run is kept; runAbandon is
@@ -208,6 +221,12 @@ var promptWait = 300 * time.Millisecond
 // inputHoldMax). From then on they go through, so C-c reaches the command.
 // The returned release must be called once the input is written: run_command
 // cannot type its wrapper in between.
+//
+// Only a run on the server the input goes to holds it: the first time a
+// pending run is found, the socket's server is asked who it is (one round
+// trip, only then), and a run of another server (the one it ran on was
+// killed or replaced on the socket, and its pump has not caught up) is
+// ended instead of waited for.
 func (c *Call) holdInput(ctx context.Context, sock tmux.Socket, pane string) (release func(), err error) {
 	reg := c.runs()
 	k := paneKey{c.host, sock, pane}
@@ -218,6 +237,7 @@ func (c *Call) holdInput(ctx context.Context, sock tmux.Socket, pane string) (re
 	}
 	deadline := time.NewTimer(inputHoldMax)
 	defer deadline.Stop()
+	checked := false
 	for {
 		pg.RLock()
 		rec := reg.inFlight(k)
@@ -225,6 +245,13 @@ func (c *Call) holdInput(ctx context.Context, sock tmux.Socket, pane string) (re
 			return done, nil
 		}
 		pg.RUnlock()
+		if !checked {
+			checked = true
+			if now, known := c.serverIdentity(ctx, sock); known && rec.server != "" && now != rec.server {
+				rec.serverGone()
+				continue
+			}
+		}
 		select {
 		case <-rec.begun:
 		case <-rec.done:
@@ -237,6 +264,33 @@ func (c *Call) holdInput(ctx context.Context, sock tmux.Socket, pane string) (re
 			return nil, ctx.Err()
 		}
 	}
+}
+
+// serverIdentity is pid/start_time of the tmux server on sock, as the
+// call's engine reaches it ("" when none runs there); known is false when
+// the server could not be asked.
+func (c *Call) serverIdentity(ctx context.Context, sock tmux.Socket) (id string, known bool) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	outs, err := c.tmux.Run(ctx, sock, tmux.Command{"display-message", "-p", tmux.Format("pid", "start_time")})
+	switch {
+	case errors.Is(err, tmux.ErrNoServer):
+		return "", true
+	case err != nil || len(outs) == 0:
+		return "", false
+	}
+	rows, err := tmux.ParseRows(outs[0], []string{"pid", "start_time"})
+	if err != nil || len(rows) != 1 {
+		return "", false
+	}
+	return rows[0]["pid"] + "/" + rows[0]["start_time"], true
+}
+
+// serverGone ends a run whose tmux server is no longer the one on its
+// socket: nothing can reach it there any more, so what became of the
+// command cannot be known.
+func (r *runRecord) serverGone() {
+	r.finish(nil, fmt.Errorf("the tmux server pane %s was on is no longer on this socket (it was killed or replaced by a new server): what became of the command is unknown", r.pane))
 }
 
 func newRunID() string {
@@ -285,10 +339,15 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	}
 	reg := c.runs()
 	k := paneKey{c.host, sock, pane}
+	server := tmux.WhereOf(st).Server
 	// A command still running from run_command is what the pane shows: say
-	// so (it is not "not a shell").
+	// so (it is not "not a shell"). A run of another server (the one it
+	// ran on is gone from the socket) is over.
 	if prev := reg.inFlight(k); prev != nil {
-		return RunCommandResult{}, busyPane(pane, prev)
+		if prev.server == server {
+			return RunCommandResult{}, busyPane(pane, prev)
+		}
+		prev.serverGone()
 	}
 	shell := strings.TrimPrefix(filepath.Base(st["pane_current_command"]), "-")
 	switch {
@@ -307,7 +366,7 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	view.width, _ = strconv.Atoi(st["pane_width"])
 	view.height, _ = strconv.Atoi(st["pane_height"])
 	wrapper := runWrapper(shell, a.Command, id, a.SuppressHistory, view)
-	rec := &runRecord{id: id, owner: OwnerFrom(ctx), pane: pane, host: c.host, sock: sock, done: make(chan struct{}), begun: make(chan struct{})}
+	rec := &runRecord{id: id, owner: OwnerFrom(ctx), pane: pane, host: c.host, sock: sock, server: server, done: make(chan struct{}), begun: make(chan struct{})}
 	// Hold the pane's input lock while registering and typing: input that
 	// another tool is writing finishes first, and input that comes later
 	// sees this run and waits for its start marker.
@@ -318,7 +377,7 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 		reg.ungate(k, pg)
 	}
 	reg.mu.Lock()
-	if prev := reg.busy[k]; prev != nil && !prev.ended() {
+	if prev := reg.busy[k]; prev != nil && !prev.ended() && prev.server == server {
 		reg.mu.Unlock()
 		unlock()
 		return RunCommandResult{}, busyPane(pane, prev)
@@ -609,7 +668,9 @@ func jobControlFor(shell string) jobControl {
 }
 
 // pumpRun feeds a run's output stream through the terminal decoder until
-// the end marker arrives or the pane goes away.
+// the end marker arrives or the pane goes away. A remote host that stops
+// answering does not end the run: the command goes on there, so the pump
+// follows the pane again once the host answers (refollow).
 func pumpRun(rec *runRecord) {
 	feed := rec.feeder()
 	ctx := context.Background()
@@ -621,7 +682,16 @@ func pumpRun(rec *runRecord) {
 		case <-rec.ps.notify():
 		}
 		data, err := rec.ps.take(ctx)
+		if err != nil && rec.host != "" && hostLost(err) {
+			feed(data)
+			rec.goOffline(err)
+			if err = rec.refollow(ctx, feed); err == nil {
+				continue
+			}
+			data = nil
+		}
 		if err != nil {
+			feed(data)
 			rec.finish(nil, fmt.Errorf("pane %s went away while the command ran: %w", rec.pane, err))
 			continue
 		}
@@ -704,6 +774,114 @@ func (rec *runRecord) feeder() func([]byte) {
 	}
 }
 
+// hostLost reports an error of a remote call that says the host did not
+// answer (or its connection dropped during the call), not that the pane
+// or its server is gone: trying again tells.
+func hostLost(err error) bool {
+	return errors.Is(err, tmux.ErrHostUnreachable) || errors.Is(err, remote.ErrBusy) || errors.Is(err, tmux.ErrControlLost)
+}
+
+// refollowEvery bounds the wait between two tries to reach a lost host.
+var refollowEvery = 5 * time.Second
+
+// goOffline records that the run's host stopped answering.
+func (r *runRecord) goOffline(err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.offline = err
+	if r.lostHost == nil {
+		r.lostHost = make(chan struct{})
+	}
+	if !isClosed(r.lostHost) {
+		close(r.lostHost)
+	}
+}
+
+// lostLocked returns the channel closed when the run's host stops
+// answering; r.mu is held.
+func (r *runRecord) lostLocked() <-chan struct{} {
+	if r.lostHost == nil {
+		r.lostHost = make(chan struct{})
+	}
+	return r.lostHost
+}
+
+// refollow tries, with a growing pause, to follow the run's pane again on
+// its host, until it does, the run ends (it is collected, abandoned or
+// dropped), or the pane or its server turns out to be gone (that error is
+// returned). Output printed while nobody followed is missed (the stream's
+// lost flag). The end marker may have gone by then too: a shell back in
+// the foreground of its terminal (the kernel says, on the host) means the
+// command ended unseen, with an exit status nobody can know.
+func (r *runRecord) refollow(ctx context.Context, feed func([]byte)) error {
+	pause := 250 * time.Millisecond
+	for {
+		select {
+		case <-r.done:
+			return nil // the pump's loop sees done and closes the stream
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, refollowEvery)
+		err := r.ps.follow(ctx)
+		if err == nil {
+			break
+		}
+		if !hostLost(err) {
+			return err
+		}
+		r.goOffline(err)
+	}
+	r.mu.Lock()
+	r.offline, r.lostHost = nil, make(chan struct{})
+	r.mu.Unlock()
+	if !r.shellIdle(ctx) {
+		return nil
+	}
+	// The shell is back at its prompt: an end marker printed after the
+	// new subscription is in its stream; give it a moment to arrive.
+	for wait := time.After(500 * time.Millisecond); !r.ended(); {
+		select {
+		case <-r.ps.notify():
+			data, err := r.ps.take(ctx)
+			feed(data)
+			if err != nil {
+				return err
+			}
+			continue
+		case <-wait:
+		}
+		break
+	}
+	if !r.ended() {
+		r.finish(nil, fmt.Errorf("the command in pane %s ended while the connection to host %s was lost: its exit status and the output it printed meanwhile are unknown (capture_pane shows what the pane kept)", r.pane, r.host))
+	}
+	return nil
+}
+
+// shellIdle reports whether the run's pane has its shell back in the
+// foreground of its terminal, as its host's kernel says; false when that
+// cannot be told.
+func (r *runRecord) shellIdle(ctx context.Context) bool {
+	chk, ok := r.ps.c.tmux.Runner.(interface {
+		ShellIdle(ctx context.Context, pid int) (bool, error)
+	})
+	if !ok {
+		return false
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	outs, err := r.ps.c.tmux.Run(ctx, r.sock, tmux.Command{"display-message", "-p", "-t", r.ps.where.Pane, "#{pane_pid}"})
+	if err != nil || len(outs) == 0 {
+		return false
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(outs[0])))
+	if err != nil || pid <= 0 {
+		return false
+	}
+	idle, err := chk.ShellIdle(ctx, pid)
+	return err == nil && idle
+}
+
 func (r *runRecord) ended() bool { return isClosed(r.done) }
 
 func (r *runRecord) hasBegun() bool { return isClosed(r.begun) }
@@ -767,9 +945,19 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	stop := c.progressEvery(wctx, eff, func(el time.Duration) string {
 		return fmt.Sprintf("Running in pane %s: %.1fs elapsed; last output: %q", rec.pane, time.Since(rec.started).Seconds(), rec.lastLine())
 	})
+	// A host lost while this call waits ends the wait: say so now rather
+	// than at the timeout. A wait that starts while the host is lost waits
+	// for it to come back.
+	var lost <-chan struct{}
+	rec.mu.Lock()
+	if rec.offline == nil {
+		lost = rec.lostLocked()
+	}
+	rec.mu.Unlock()
 	select {
 	case <-rec.done:
 	case <-wctx.Done():
+	case <-lost:
 	}
 	stop()
 	if ctx.Err() != nil && !endedEarly(ctx) { // ended early (shutdown, session end): the output so far, as on a timeout
@@ -783,7 +971,7 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	dropped := rec.dropped
 	missed := rec.ps.lost.Load() // tmux paused the flooding pane's stream: lines are missing
 	exit, runErr := rec.exit, rec.err
-	noStart, hist := rec.noStart, rec.history
+	noStart, hist, offline := rec.noStart, rec.history, rec.offline
 	rec.mu.Unlock()
 	finished := exit != nil || runErr != nil
 	if finished {
@@ -794,6 +982,12 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	if runErr != nil {
 		return RunCommandResult{}, expectedf("%v", runErr)
 	}
+	if !finished && offline != nil {
+		return RunCommandResult{}, &ToolError{Type: "HostUnreachable", Expected: true, Err: offline,
+			Msg: fmt.Sprintf("Lost the connection to host %s while the command ran in pane %s (%s). The pane was not lost: the command may still be running there, or may have ended; its state is unknown. "+
+				"Once the host answers, call wait_for_run with run_id %s to collect its result (output printed while the host was unreachable may be missed: lines_missed).",
+				rec.host, rec.pane, errarg.Within(offline.Error()), rec.id)}
+	}
 	res := RunCommandResult{PaneID: rec.pane, ExitStatus: exit, TimedOut: !finished, EffectiveTimeout: eff.Seconds(),
 		ElapsedSeconds: float64(time.Since(rec.started).Milliseconds()) / 1000, HistorySuppressed: hist}
 	if maxLines != nil && len(lines) > *maxLines {
@@ -803,7 +997,10 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	if lines == nil {
 		lines = []string{}
 	}
-	res.Output, res.OutputTruncated, res.OutputTruncatedLines = lines, dropped > 0 || missed || noStart, dropped
+	// A flag that says something is missing carries its count, or says
+	// the count is unknown: cut lines are counted, missed ones cannot be.
+	res.Output, res.OutputTruncated, res.OutputTruncatedLines = lines, dropped > 0, dropped
+	res.LinesMissed = missed || noStart
 	if !finished {
 		id := rec.id
 		res.RunID = &id
@@ -869,11 +1066,11 @@ func (c *Call) waitForRun(ctx context.Context, a waitForRunArgs) (RunCommandResu
 		return RunCommandResult{}, expectedf("unknown run_id: it was already collected, expired (10 minutes after the command ended), or belongs to another server process")
 	}
 	if c.host != rec.host && a.Host != nil {
-		return RunCommandResult{}, expectedf("run %s belongs to another host", a.RunID)
+		return RunCommandResult{}, expectedf("run %s belongs to another host", errarg.Bare(a.RunID))
 	}
 	if (a.SocketName != nil && *a.SocketName != "") || (a.SocketPath != nil && *a.SocketPath != "") {
 		if c.host != rec.host || c.Socket(a.SocketArgs) != rec.sock {
-			return RunCommandResult{}, expectedf("run %s belongs to another tmux server", a.RunID)
+			return RunCommandResult{}, expectedf("run %s belongs to another tmux server", errarg.Bare(a.RunID))
 		}
 	}
 	return c.collect(ctx, rec, eff, a.MaxLines)

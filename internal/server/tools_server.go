@@ -47,8 +47,8 @@ func serverReadTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "list_servers", Title: "List tmux Servers", Toolset: "server", Tier: config.Readonly, Preset: RO,
-			Description: "Find running tmux servers: live sockets in this user's tmux socket directory plus extra_socket_paths. Use it when you do not know which socket_name or socket_path to target; get_server_info checks one.",
-		}, func(ctx context.Context, c *Call, a listServersArgs) ([]ServerInfo, error) {
+			Description: "Find running tmux servers: locally, live sockets in this user's tmux socket directory; on a remote host, its configured socket only (no directory scan there); both plus extra_socket_paths. Without host: local, then each host's. Use it when you do not know which socket_name or socket_path to target; get_server_info checks one.",
+		}, func(ctx context.Context, c *Call, a listServersArgs) ([]ServerRow, error) {
 			var extra []string
 			if a.ExtraSocketPaths != nil {
 				extra = *a.ExtraSocketPaths

@@ -287,3 +287,33 @@ func TestReadToolsOneRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// Issue 21 item 10: the server tools' schemas and descriptions say what
+// they do. Only list_servers reports host_error (a host it could not
+// reach); get_server_info fails instead, so its result schema has no such
+// field. list_servers scans a socket directory on this machine only: on a
+// remote host it probes the configured socket (and extra_socket_paths).
+func TestServerToolsTellTheTruth(t *testing.T) {
+	e := newEnv(t)
+	props := func(name string) map[string]any {
+		t.Helper()
+		out := e.srv.tool(name).outSchema()
+		p, _ := out["properties"].(map[string]any)
+		if items, ok := p["result"].(map[string]any); ok { // a wrapped list
+			p, _ = items["items"].(map[string]any)["properties"].(map[string]any)
+		}
+		return p
+	}
+	if _, ok := props("get_server_info")["host_error"]; ok {
+		t.Error("get_server_info's output schema lists host_error, which it never sets")
+	}
+	if _, ok := props("list_servers")["host_error"]; !ok {
+		t.Error("list_servers' output schema lost host_error")
+	}
+	desc := e.srv.tool("list_servers").Description
+	for _, want := range []string{"socket directory", "remote host", "configured socket", "extra_socket_paths"} {
+		if !strings.Contains(desc, want) {
+			t.Errorf("list_servers' description does not say %q: %s", want, desc)
+		}
+	}
+}

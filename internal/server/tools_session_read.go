@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -215,7 +216,7 @@ func (c *Call) windowTargetRows(ctx context.Context, sock tmux.Socket, t WindowT
 			if where == "" {
 				where = "the first session"
 			}
-			return nil, &tmux.NotFoundError{What: "window", Detail: fmt.Sprintf("index %s in %s", idx, where)}
+			return nil, &tmux.NotFoundError{What: "window", Detail: fmt.Sprintf("index %s in %s", errarg.Bare(idx), where)}
 		}
 		return rows, nil
 	}
@@ -245,7 +246,7 @@ func sessionKind(id, name *string) string {
 // sessionLabel names the session the agent asked for (id wins).
 func sessionLabel(id, name *string) string {
 	if v := str(id); v != "" {
-		return v
+		return errarg.Bare(v)
 	}
-	return str(name)
+	return errarg.Bare(str(name))
 }

@@ -3,12 +3,12 @@ package server
 import (
 	"context"
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
 	"unicode"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -211,8 +211,8 @@ func checkSessionName(arg, name string) error {
 	case name == "":
 		return badSessionName(expectedf("%s must not be empty", arg))
 	case strings.ContainsAny(name, ":."):
-		return badSessionName(expectedf("%s %q is not allowed: tmux session names cannot contain ':' or '.' (tmux would rename it to %q)",
-			arg, name, strings.NewReplacer(":", "_", ".", "_").Replace(name)))
+		return badSessionName(expectedf("%s %s is not allowed: tmux session names cannot contain ':' or '.' (tmux would rename it to %s)",
+			arg, errarg.Quoted(name), errarg.Quoted(strings.NewReplacer(":", "_", ".", "_").Replace(name))))
 	case strings.ContainsAny(name, `$\`) || strings.IndexFunc(name, unicode.IsControl) >= 0:
 		return expectedf("%s must not contain '$', '\\' or control characters (tmux would store them escaped, under another name)", arg)
 	}
@@ -231,7 +231,7 @@ func badSessionName(te *ToolError) *ToolError {
 func sessionExists(err error, name string) error {
 	var ce *tmux.CommandError
 	if errors.As(err, &ce) && strings.Contains(ce.Stderr, "duplicate session") {
-		return &ToolError{Msg: fmt.Sprintf("Session already exists: %s", name), Type: "TmuxSessionExists", Expected: true,
+		return &ToolError{Msg: "Session already exists: " + errarg.Bare(name), Type: "TmuxSessionExists", Expected: true,
 			Suggestion: "Pick another name, or call list_sessions to find the existing session.", Err: err}
 	}
 	return err

@@ -81,7 +81,7 @@ func compilePatterns(name string, list *[]string, regex, matchCase bool) ([]*reg
 		}
 		re, err := regexp.Compile(src)
 		if err != nil {
-			return nil, expectedf("%s[%d] is not a valid regular expression: %v", name, i, err)
+			return nil, expectedf("%s[%d] is not a valid regular expression: %v", name, i, regexErr(err))
 		}
 		out = append(out, re)
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -260,7 +261,7 @@ func moveWindow(ctx context.Context, c *Call, a moveWindowArgs) (WindowInfo, err
 		tmux.Command{"display-message", "-p", "-t", src, tmux.Format(windowFields...)})
 	if err != nil {
 		if notFoundMentions(err, "session") {
-			return WindowInfo{}, &tmux.NotFoundError{What: "session", Detail: str(a.DestinationSession)}
+			return WindowInfo{}, &tmux.NotFoundError{What: "session", Detail: errarg.Bare(str(a.DestinationSession))}
 		}
 		return WindowInfo{}, notFoundAs(err, "window", src)
 	}
@@ -336,7 +337,7 @@ func winNotFound(err error, w winArgs) error {
 			sess = "(first session)"
 		}
 		if i := str(w.WindowIndex); i != "" {
-			name = "index " + i + " in session " + sess
+			name = "index " + errarg.Bare(i) + " in session " + sess
 		} else {
 			name = "first window of session " + sess
 		}

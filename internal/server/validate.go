@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 )
 
 // validateValue checks v (decoded with UseNumber) against a schema built by
@@ -128,6 +130,9 @@ func validateValue(s map[string]any, v any) (string, bool) {
 	return typ, false
 }
 
+// maxProblems is how many validation problems an error lists.
+const maxProblems = 10
+
 // checkArguments validates tool arguments against an input schema and
 // applies defaults. It returns the arguments as a map ready to decode.
 func checkArguments(title string, schema map[string]any, raw json.RawMessage) (map[string]any, error) {
@@ -157,7 +162,7 @@ func checkArguments(title string, schema map[string]any, raw json.RawMessage) (m
 	}
 	sort.Strings(unknown)
 	for _, k := range unknown {
-		problems = append(problems, fmt.Sprintf("%s\n  Extra inputs are not permitted [type=extra_forbidden]", k))
+		problems = append(problems, fmt.Sprintf("%s\n  Extra inputs are not permitted [type=extra_forbidden]", errarg.Bare(k)))
 	}
 	names := make([]string, 0, len(props))
 	for k := range props {
@@ -192,13 +197,26 @@ func checkArguments(title string, schema map[string]any, raw json.RawMessage) (m
 	if len(problems) == 1 {
 		noun = "error"
 	}
+	listed := problems
+	if len(listed) > maxProblems {
+		// A call with thousands of unknown keys gets an error of a few
+		// lines, not one line per key.
+		listed = append(listed[:maxProblems:maxProblems], fmt.Sprintf("... and %d more", len(problems)-maxProblems))
+	}
 	te := &ToolError{
-		Msg:      fmt.Sprintf("%d validation %s for %s\n%s", len(problems), noun, title, strings.Join(problems, "\n")),
+		Msg:      fmt.Sprintf("%d validation %s for %s\n%s", len(problems), noun, title, strings.Join(listed, "\n")),
 		Type:     "ValidationError",
 		Expected: true,
 	}
 	if len(unknown) > 0 {
-		te.Suggestion = "Remove or correct the unrecognized argument(s): " + strings.Join(unknown, ", ") + "."
+		names := make([]string, 0, min(len(unknown), maxProblems))
+		for _, k := range unknown[:min(len(unknown), maxProblems)] {
+			names = append(names, errarg.Bare(k))
+		}
+		if more := len(unknown) - len(names); more > 0 {
+			names = append(names, fmt.Sprintf("and %d more", more))
+		}
+		te.Suggestion = "Remove or correct the unrecognized argument(s): " + strings.Join(names, ", ") + "."
 	}
 	return nil, te
 }
@@ -238,7 +256,7 @@ func (s *Server) checkCall(t *Tool, args map[string]any) error {
 		}
 		ps, _ := props[k].(map[string]any)
 		if where, ok := nulIn(ps, v, k); ok {
-			return &ToolError{Msg: where + ": must not contain a NUL byte", Type: "ValidationError", Expected: true}
+			return &ToolError{Msg: errarg.Within(where) + ": must not contain a NUL byte", Type: "ValidationError", Expected: true}
 		}
 	}
 	_, hasName := props["socket_name"]
@@ -315,7 +333,7 @@ func nulIn(schema map[string]any, v any, path string) (string, bool) {
 			if sub == nil {
 				sub = extra
 			}
-			if where, ok := nulIn(sub, x[k], path+"."+k); ok {
+			if where, ok := nulIn(sub, x[k], path+"."+errarg.Bare(k)); ok {
 				return where, true
 			}
 		}

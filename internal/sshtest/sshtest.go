@@ -36,6 +36,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -58,6 +59,7 @@ type Server struct {
 	// accept.
 	Key, OtherKey string
 	cmd           *exec.Cmd
+	sshdConfig    string
 	done          chan struct{}
 	log           *lockedBuffer
 }
@@ -169,18 +171,30 @@ func Start(t testing.TB, extra ...string) *Server {
 	}
 	s.writeClientConfig()
 
-	s.cmd = exec.Command(SSHD, "-D", "-e", "-f", sshdConfig)
+	s.sshdConfig = sshdConfig
+	t.Cleanup(s.stop)
+	s.start()
+	return s
+}
+
+// start starts sshd with the server's configuration and returns once it
+// accepts connections.
+func (s *Server) start() {
+	t := s.t
+	t.Helper()
+	s.cmd = exec.Command(SSHD, "-D", "-e", "-f", s.sshdConfig)
 	s.cmd.Stdout = s.log
 	s.cmd.Stderr = s.log
 	if err := s.cmd.Start(); err != nil {
 		t.Fatalf("starting sshd: %v", err)
 	}
-	s.done = make(chan struct{})
+	done := make(chan struct{})
+	s.done = done
+	cmd := s.cmd
 	go func() {
-		_ = s.cmd.Wait()
-		close(s.done)
+		_ = cmd.Wait()
+		close(done)
 	}()
-	t.Cleanup(s.stop)
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		c, err := net.DialTimeout("tcp", s.Addr(), time.Second)
@@ -198,7 +212,68 @@ func Start(t testing.TB, extra ...string) *Server {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return s
+}
+
+// Kill kills sshd and every process it started (the per-connection sshd
+// processes and the sessions' commands), by pid, as a host that crashed
+// or lost its network would drop them: every connection to it ends. The
+// tmux servers its sessions reached are not its children and live on.
+func (s *Server) Kill() {
+	s.t.Helper()
+	pids := descendants(s.cmd.Process.Pid)
+	_ = s.cmd.Process.Kill()
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	<-s.done
+}
+
+// Restart starts sshd again on the same port with the same keys and
+// configuration, after Kill.
+func (s *Server) Restart() {
+	s.t.Helper()
+	select {
+	case <-s.done:
+	default:
+		s.t.Fatal("sshtest: Restart without Kill")
+	}
+	s.start()
+}
+
+// descendants lists the processes below pid, children first (/proc).
+func descendants(pid int) []int {
+	children := map[int][]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		p, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		st := string(stat)
+		end := strings.LastIndexByte(st, ')')
+		if end < 0 {
+			continue
+		}
+		if f := strings.Fields(st[end+1:]); len(f) > 1 {
+			if ppid, err := strconv.Atoi(f[1]); err == nil {
+				children[ppid] = append(children[ppid], p)
+			}
+		}
+	}
+	var out []int
+	var walk func(int)
+	walk = func(p int) {
+		for _, c := range children[p] {
+			out = append(out, c)
+			walk(c)
+		}
+	}
+	walk(pid)
+	return out
 }
 
 // Addr is host:port of the server.

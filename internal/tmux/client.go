@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strings"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 )
 
 // Client asks tmux for facts and gives them back typed. Every method is one
@@ -49,7 +51,7 @@ func SessionTarget(id, name string) (string, error) {
 		return "", nil
 	}
 	if strings.ContainsAny(name, ":.") {
-		return "", &NotFoundError{What: "session", Detail: fmt.Sprintf("%q (tmux session names cannot contain ':' or '.')", name)}
+		return "", &NotFoundError{What: "session", Detail: errarg.Quoted(name) + " (tmux session names cannot contain ':' or '.')"}
 	}
 	return "=" + name + ":", nil
 }

@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os/exec"
 	"strings"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 )
 
 // Sentinel errors that callers branch on with errors.Is. A *CommandError
@@ -48,15 +50,19 @@ type CommandError struct {
 	Kind     error
 }
 
+// Error is tmux's message with the command's name. tmux quotes arguments
+// in its messages ("can't find session: NAME", "unknown value: VALUE"):
+// a long one is shown clipped (errarg.Within), so an error never echoes a
+// huge argument whole. Stderr keeps the message as tmux wrote it.
 func (e *CommandError) Error() string {
 	msg := e.Stderr
 	if msg == "" {
 		msg = fmt.Sprintf("exit status %d", e.ExitCode)
 	}
 	if len(e.Command) > 0 {
-		return e.Command[0] + ": " + msg
+		return e.Command[0] + ": " + errarg.Within(msg, e.Command[1:]...)
 	}
-	return msg
+	return errarg.Within(msg)
 }
 
 // Is lets errors.Is(err, ErrNotFound) and friends see the classification.
@@ -96,7 +102,9 @@ type NotFoundError struct {
 	Detail string
 }
 
-func (e *NotFoundError) Error() string { return e.What + " not found: " + e.Detail }
+// Error bounds Detail, which may be built from arguments (errarg.Within):
+// callers clip each argument they put in it.
+func (e *NotFoundError) Error() string { return e.What + " not found: " + errarg.Within(e.Detail) }
 
 // Is makes a NotFoundError match ErrNotFound.
 func (e *NotFoundError) Is(target error) bool { return target == ErrNotFound }

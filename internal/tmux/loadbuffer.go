@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 )
 
 // BufferLoader is a Runner that fills a paste buffer by streaming the
@@ -47,7 +49,7 @@ func (r *ControlRunner) LoadBuffer(ctx context.Context, sock Socket, name, conte
 func (r *ExecRunner) LoadBuffer(ctx context.Context, sock Socket, name, content string) error {
 	cmds := []Command{{"load-buffer", "-b", name, "-"}}
 	if name == "" || strings.HasPrefix(name, "-") || strings.IndexByte(name, 0) >= 0 {
-		return fmt.Errorf("tmux: unusable buffer name %q", name)
+		return fmt.Errorf("tmux: unusable buffer name %s", errarg.Quoted(name))
 	}
 	_, err := gateFor(r.Via, sock).notifying(ctx, cmds, func() ([][]byte, error) {
 		if r.Via != nil {
