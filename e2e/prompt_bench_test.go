@@ -269,22 +269,23 @@ func BenchmarkSendAndWait(b *testing.B) {
 		if _, err := io.WriteString(stdin, fmt.Sprintf("send-keys -t %s %d+1 Enter\n", pane, k)); err != nil {
 			b.Fatal(err)
 		}
-		sawAnswer := false
+		// The pane's output since the keys, unescaped: the answer's line
+		// and then the prompt, however tmux splits it into events.
+		var seen strings.Builder
 		timeout := time.After(10 * time.Second)
 		for {
 			var l string
 			select {
 			case l = <-lines:
 			case <-timeout:
-				b.Fatalf("the bare client never saw %s and a prompt", want)
+				b.Fatalf("the bare client never saw %s and a prompt: %q", want, seen.String())
 			}
-			if !strings.HasPrefix(l, "%output "+pane+" ") {
+			rest, ok := strings.CutPrefix(l, "%output "+pane+" ")
+			if !ok {
 				continue
 			}
-			if strings.Contains(l, want+"\\015\\012") {
-				sawAnswer = true
-			}
-			if sawAnswer && strings.Contains(l, ">>> ") {
+			seen.WriteString(unescapeOutput(strings.TrimSuffix(rest, "\n")))
+			if s := seen.String(); strings.Contains(s, "\r\n"+want+"\r\n") && strings.HasSuffix(s, ">>> ") {
 				return float64(time.Since(start).Microseconds()) / 1000
 			}
 		}
@@ -393,4 +394,21 @@ func cpuTicks(b *testing.B, pid int) int64 {
 	u, _ := strconv.ParseInt(f[11], 10, 64)
 	s, _ := strconv.ParseInt(f[12], 10, 64)
 	return u + s
+}
+
+// unescapeOutput decodes a %output payload (octal escapes for bytes below
+// space and for the backslash).
+func unescapeOutput(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s)+0 && i+3 <= len(s)-1+1 {
+			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
+				b.WriteByte(byte(v))
+				i += 3
+				continue
+			}
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
 }

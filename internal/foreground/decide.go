@@ -36,6 +36,10 @@ func decide(s *Snapshot) Report {
 	}
 	r := Report{Pgrp: s.TPGID, InputQueued: s.TTY.InQueue, ShellAtPrompt: s.PanePgrp == s.TPGID && s.TPGID > 0, PaneProgram: s.PaneName}
 	r.Secret = s.TTY.ModeKnown && s.TTY.Canonical && !s.TTY.Echo
+	r.ModeKnown, r.Canonical = s.TTY.ModeKnown, s.TTY.Canonical
+	if s.written != nil {
+		r.Written, r.Writers = s.written(s.Members)
+	}
 	var lead *Proc
 	for _, p := range s.Members {
 		if lead == nil || p.PID == s.TPGID {
@@ -53,12 +57,24 @@ func decide(s *Snapshot) Report {
 	}
 	r.PID, r.Command = lead.PID, lead.Name
 
+	// Threads are classified main thread first; once one is known to
+	// read the terminal for certain, the other sleeping threads only need
+	// their state letter (runnable or stopped would still count), not
+	// what they wait in: a Node runtime's ten workers cost nothing more.
 	var verdicts []threadVerdict
+	reader := false
 	for _, p := range s.Members {
 		for _, t := range p.Threads {
-			if tv := classifyThread(s, p, t); tv.v != vIgnore {
-				verdicts = append(verdicts, tv)
+			if reader && t.State != 'R' && t.State != 'T' && t.State != 't' && t.State != 'Z' && t.State != 'X' && t.State != 'x' {
+				verdicts = append(verdicts, threadVerdict{v: vOther, basis: Exact, why: "a thread beside the reader", p: p, t: t})
+				continue
 			}
+			tv := classifyThread(s, p, t)
+			if tv.v == vIgnore {
+				continue
+			}
+			verdicts = append(verdicts, tv)
+			reader = reader || (tv.v == vTTY && tv.basis == Exact)
 		}
 	}
 	pick := func(v verdict) []threadVerdict {
@@ -215,6 +231,9 @@ func (s *Snapshot) secondsSinceRan(tvs []threadVerdict) float64 {
 // classifyThread decides what one thread is doing.
 func classifyThread(s *Snapshot, p *Proc, t *Thread) threadVerdict {
 	tv := threadVerdict{p: p, t: t, basis: Exact}
+	if s.loadWait != nil && t.State != 'R' {
+		s.loadWait(p, t)
+	}
 	switch t.State {
 	case 'R':
 		tv.v, tv.why = vRunning, "runnable"

@@ -104,6 +104,16 @@ type Report struct {
 	// whatever the others do (a REPL whose garbage collector runs is
 	// running, yet typed input goes to it).
 	ReadingTTY bool
+	// Written is the bytes the group's members have written (wchar of
+	// /proc/PID/io, to any file), and Writers names those members; both
+	// are set only where read (locally, on Linux). A caller that sees the
+	// same writers write no more than it received from the terminal knows
+	// it has received all they wrote.
+	Written uint64
+	Writers string
+	// Canonical: the terminal is in canonical mode (the kernel echoes
+	// typed lines itself); known only with ModeKnown.
+	Canonical, ModeKnown bool
 	// At is when the facts were read.
 	At time.Time
 }

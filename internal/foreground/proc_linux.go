@@ -125,7 +125,10 @@ func (r *procReader) collect(t Target) *Snapshot {
 		s.Problem = "no pane pid or terminal"
 		return s
 	}
-	if _, err := r.stat(t.PanePID); err == unix.ENOENT || err == unix.ESRCH {
+	// The pane's process first: a pane whose program ended has no
+	// terminal to look at either.
+	root, rootErr := r.stat(t.PanePID)
+	if rootErr == unix.ENOENT || rootErr == unix.ESRCH {
 		s.Problem, s.Gone = "the pane's first process has exited", true
 		return s
 	}
@@ -141,13 +144,8 @@ func (r *procReader) collect(t Target) *Snapshot {
 	}
 	r.tty, r.ttyPath = &s.TTY, t.TTY
 
-	root, err := r.stat(t.PanePID)
-	if err != nil {
-		if err == unix.ENOENT || err == unix.ESRCH {
-			s.Problem, s.Gone = "the pane's first process has exited", true
-		} else {
-			s.Problem = "cannot read the pane's first process: " + err.Error()
-		}
+	if rootErr != nil {
+		s.Problem = "cannot read the pane's first process: " + rootErr.Error()
 		return s
 	}
 	if root.state == 'Z' || root.state == 'X' {
@@ -207,6 +205,8 @@ func (r *procReader) collect(t Target) *Snapshot {
 		s.Members[0].Name = r.argv0(s.Members[0].PID, s.Members[0].Name)
 	}
 	r.readMode(s)
+	s.written = r.written
+	s.loadWait = r.loadWait
 	s.loadFDs = r.loadFDs
 	s.loadFD = r.loadFD
 	s.loadRuns = func(p *Proc, t *Thread) { t.Runs, t.CPUNanos, t.RunsKnown = r.runs(p.PID, t.TID) }
@@ -227,28 +227,49 @@ func (r *procReader) member(f statFields) *Proc {
 	if f.threads > 1 {
 		tids = r.tasks(f.pid)
 	}
+	main := &Thread{TID: f.pid, State: f.state, Syscall: syscallUnknown}
+	// A thread's wait channel says its state too: "0" exactly while it is
+	// runnable (get_wchan), do_signal_stop or ptrace_stop when stopped,
+	// anything else while it sleeps. One small file per thread instead of
+	// two, trusted only when the main thread proves it on this kernel
+	// (sleeping per stat, sleeping in a named function per wchan; some
+	// kernels answer "0" for every thread).
+	byWchan := false
+	if len(tids) > 1 && (f.state == 'S' || f.state == 'D') {
+		r.loadWait(p, main)
+		byWchan = main.Wchan != "" && main.Wchan != "0"
+	}
 	for _, tid := range tids {
-		t := &Thread{TID: tid, Syscall: syscallUnknown}
 		if tid == f.pid {
-			t.State = f.state
+			p.Threads = append(p.Threads, main)
+			continue
+		}
+		t := &Thread{TID: tid, Syscall: syscallUnknown}
+		if byWchan {
+			b, err := r.readFile(r.taskPath(f.pid, tid, "wchan"))
+			if err != nil {
+				continue // ended meanwhile
+			}
+			t.Wchan, t.waitRead = string(bytes.TrimSpace(b)), true
+			switch wchanName(t.Wchan) {
+			case "0", "":
+				t.State = 'R'
+			case "do_signal_stop", "ptrace_stop":
+				t.State = 'T'
+			default:
+				t.State = 'S'
+				if !r.noSyscall && wchanAmbiguous(t.Wchan) {
+					if b, err := r.readFile(r.taskPath(f.pid, tid, "syscall")); err == nil {
+						t.Syscall, t.Args = parseSyscall(b)
+					}
+				}
+			}
 		} else if b, err := r.readFile(r.taskPath(f.pid, tid, "stat")); err == nil {
 			if tf, ok := parseStat(b); ok {
 				t.State = tf.state
 			}
 		} else {
 			continue // ended meanwhile
-		}
-		if t.State != 'R' && t.State != 'Z' && t.State != 'X' {
-			if b, err := r.readFile(r.taskPath(f.pid, tid, "wchan")); err == nil {
-				t.Wchan = string(bytes.TrimSpace(b))
-			}
-			// The system call adds nothing where the wait channel already
-			// names a wait on something else (a futex, a timer, a child).
-			if !r.noSyscall && wchanAmbiguous(t.Wchan) {
-				if b, err := r.readFile(r.taskPath(f.pid, tid, "syscall")); err == nil {
-					t.Syscall, t.Args = parseSyscall(b)
-				}
-			}
 		}
 		p.Threads = append(p.Threads, t)
 	}
@@ -329,10 +350,17 @@ func (r *procReader) readDirInts(dir string) ([]int, bool) {
 	}
 }
 
-// children lists a process's children, from every thread's children file.
+// childrenThreadsMax: a process with more threads has its children read
+// from its main thread alone. A child is listed under the thread that
+// forked it; programs with many threads (a Node or JVM runtime) fork from
+// their main thread, and reading every worker's empty list would double
+// the cost of an inspection.
+const childrenThreadsMax = 8
+
+// children lists a process's children, from its threads' children files.
 func (r *procReader) children(f statFields) []int {
 	tids := []int{f.pid}
-	if f.threads > 1 {
+	if f.threads > 1 && f.threads <= childrenThreadsMax {
 		tids = r.tasks(f.pid)
 	}
 	var out []int
@@ -397,13 +425,22 @@ func (r *procReader) loadFDs(p *Proc) {
 		return // another user's process, or gone
 	}
 	p.FDsRead = true
+	// Links are read relative to the open directory: the kernel then
+	// looks up one name per file instead of the whole /proc path.
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		p.FDsRead = false
+		return
+	}
+	defer unix.Close(dfd)
 	linkBuf := make([]byte, 256)
 	for _, n := range nums {
-		path := dir + "/" + strconv.Itoa(n)
-		m, err := unix.Readlink(path, linkBuf)
+		name := strconv.Itoa(n)
+		m, err := unix.Readlinkat(dfd, name, linkBuf)
 		if err != nil {
 			continue
 		}
+		path := dir + "/" + name
 		link := string(linkBuf[:m])
 		f := FD{Num: n, Kind: r.linkKind(path, link)}
 		if f.Kind == fdEpoll {
@@ -446,6 +483,10 @@ func (r *procReader) linkKind(path, link string) FDKind {
 		return fdInotify
 	case hasPrefix(link, "anon_inode:"):
 		return fdEvent
+	case link == "/dev/null" || link == "/dev/zero" || link == "/dev/urandom" || link == "/dev/random":
+		return fdOther
+	case hasPrefix(link, "/dev/pts/"):
+		return fdOtherTTY // not the pane's path: another terminal
 	case hasPrefix(link, "/dev/"):
 		var st unix.Stat_t
 		if unix.Stat(path, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFCHR {
@@ -558,4 +599,52 @@ func calibrateSched(root string) (float64, bool) {
 		}
 	}
 	return best, found
+}
+
+// written sums the members' wchar and names them; 0 and "" when a member's
+// io file cannot be read.
+func (r *procReader) written(ps []*Proc) (uint64, string) {
+	var total uint64
+	var names []byte
+	for _, p := range ps {
+		b, err := r.readFile(r.procPath(p.PID, "io"))
+		if err != nil {
+			return 0, ""
+		}
+		i := bytes.Index(b, []byte("wchar:"))
+		if i < 0 {
+			return 0, ""
+		}
+		line := b[i+len("wchar:"):]
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		v, err := strconv.ParseUint(string(bytes.TrimSpace(line)), 10, 64)
+		if err != nil {
+			return 0, ""
+		}
+		total += v
+		names = strconv.AppendInt(append(names, ' '), int64(p.PID), 10)
+	}
+	return total, string(names)
+}
+
+// loadWait reads what a sleeping thread waits in: its wait channel and,
+// where that does not say, its system call. Read on demand (decide skips
+// threads beside a known reader), once per thread.
+func (r *procReader) loadWait(p *Proc, t *Thread) {
+	if t.waitRead || t.State == 'Z' || t.State == 'X' {
+		return
+	}
+	t.waitRead = true
+	if b, err := r.readFile(r.taskPath(p.PID, t.TID, "wchan")); err == nil {
+		t.Wchan = string(bytes.TrimSpace(b))
+	}
+	// The system call adds nothing where the wait channel already names a
+	// wait on something else (a futex, a timer, a child).
+	if !r.noSyscall && wchanAmbiguous(t.Wchan) {
+		if b, err := r.readFile(r.taskPath(p.PID, t.TID, "syscall")); err == nil {
+			t.Syscall, t.Args = parseSyscall(b)
+		}
+	}
 }

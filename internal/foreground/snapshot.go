@@ -38,6 +38,8 @@ type Snapshot struct {
 	// (locally, lazily); a remote dump fills Proc.FDs up front. loadFD
 	// reads one of them (a read's or an epoll_wait's file), and loadRuns a
 	// thread's scheduling counters, likewise only when needed.
+	written  func(ps []*Proc) (uint64, string)
+	loadWait func(p *Proc, t *Thread) // reads a thread's wait channel and system call, once
 	loadFDs  func(p *Proc)
 	loadFD   func(p *Proc, fd int) (FD, bool)
 	loadRuns func(p *Proc, t *Thread)
@@ -100,6 +102,7 @@ type Thread struct {
 	RunsKnown bool
 	// CPUNanos is the CPU time it has used (schedstat's first field).
 	CPUNanos uint64
+	waitRead bool // Wchan and Syscall were read (loadWait)
 }
 
 const (

@@ -54,7 +54,10 @@ type Server struct {
 	stop stopState // cancels calls in flight at shutdown (shutdown.go)
 
 	fgTracker foreground.Tracker // how long each pane's foreground has been in its state
-	fgOptions foreground.Options // how panes are inspected (Options.Foreground)
+
+	promptRowOnce sync.Once
+	promptRowC    *promptRowCache    // panes send_and_wait typed into (tools_wait_prompt.go)
+	fgOptions     foreground.Options // how panes are inspected (Options.Foreground)
 }
 
 // Options are the collaborators of a Server.

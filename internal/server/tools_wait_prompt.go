@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -119,9 +120,16 @@ type fgWait struct {
 	// wait_for_prompt.
 	before *foreground.Report
 	last   foreground.Report
-	dec    termtext.Decoder
-	line   atomic.Pointer[string] // newest output line, for progress
-	secret bool
+	// sawBusy: the foreground was seen not waiting during this wait;
+	// idleSince: the first of the looks that have all seen it waiting,
+	// untouched, since (wait_for_prompt's confirmation).
+	sawBusy   bool
+	idleSince *foreground.Report
+	dec       termtext.Decoder
+	line      atomic.Pointer[string] // newest output line, for progress
+	secret    bool
+	// received counts the output bytes the wait's stream delivered.
+	received uint64
 }
 
 func (c *Call) checkPromptArgs(a promptWaitArgs) (time.Duration, time.Duration, error) {
@@ -182,6 +190,20 @@ func (c *Call) waitForPrompt(ctx context.Context, a waitForPromptArgs) (WaitForP
 	return res, nil
 }
 
+// allReceived: the stream has delivered at least every byte the
+// foreground wrote since send_and_wait typed, so tmux has read (and drawn)
+// all of it and the final read needs no round trip first. Known only
+// locally, for the same writers before and after, in a terminal out of
+// canonical mode (where the kernel echoes nothing: every byte on the
+// terminal came from the program).
+func (w *fgWait) allReceived() bool {
+	b, r := w.before, w.last
+	if b == nil || w.c.host != "" || b.Writers == "" || r.Writers != b.Writers || !r.ModeKnown || r.Canonical || r.Written < b.Written {
+		return false
+	}
+	return w.received >= r.Written-b.Written
+}
+
 // answerContext is the context of the reads that build an answer: the
 // call's own, or (when the server is stopping) a short one of its own, so a
 // wait ended by shutdown still answers with what it has.
@@ -202,8 +224,10 @@ func (w *fgWait) answerContext(ctx context.Context) (context.Context, context.Ca
 // screen when the read runs.
 func (w *fgWait) finalRead(ctx context.Context) (*sinceSnap, *sinceState, error) {
 	pane := w.row["pane_id"]
-	if _, err := w.ps.sub.Watcher().Command(ctx, tmux.Command{"display-message", "-p", "-t", pane, "."}); err != nil {
-		return nil, nil, notFoundAs(err, "pane", pane)
+	if !w.allReceived() {
+		if _, err := w.ps.sub.Watcher().Command(ctx, tmux.Command{"display-message", "-p", "-t", pane, "."}); err != nil {
+			return nil, nil, notFoundAs(err, "pane", pane)
+		}
 	}
 	outs, err := w.ps.sub.Watcher().Command(ctx, sinceCommands(pane)...)
 	if err != nil {
@@ -263,6 +287,7 @@ func (w *fgWait) run(ctx context.Context, first time.Duration) string {
 				reset(0) // a layout change (a pane died?): look now
 				continue
 			}
+			w.received += uint64(len(data))
 			paused := time.Since(w.lastEvent) >= promptQuietGap
 			w.lastOutput = time.Now()
 			w.lastEvent = w.lastOutput
@@ -286,6 +311,11 @@ func (w *fgWait) run(ctx context.Context, first time.Duration) string {
 			if step < len(promptBackoff) {
 				next = min(promptBackoff[step], checkMax)
 				step++
+			}
+			if w.idleSince != nil {
+				if left := promptConfirm - time.Since(w.idleSince.At); left > 0 && left < next {
+					next = left + time.Millisecond/2
+				}
 			}
 			if w.until == "quiet" || w.last.State == foreground.Unknown {
 				if left := w.quiet - time.Since(w.lastOutput); left > 0 && left < next {
@@ -338,18 +368,33 @@ func (w *fgWait) check(ctx context.Context) string {
 	return ""
 }
 
+// promptConfirm is how long a wait_for_prompt that has seen its program do
+// nothing but wait watches it keep waiting before it believes it: keys a
+// caller typed just before the call may not have reached the terminal yet,
+// and a shell or REPL looks idle until they do.
+var promptConfirm = 30 * time.Millisecond
+
 // ready: the foreground waits for input with nothing typed left unread,
 // and (after send_and_wait typed) it has taken what was typed: it woke
 // since (its scheduling count moved, or another group has the terminal),
 // or the input has sat for promptInputSettle without waking it.
 func (w *fgWait) ready(r foreground.Report) bool {
 	if r.State != foreground.WaitingForInput || r.InputQueued > 0 {
+		w.sawBusy, w.idleSince = true, nil
 		return false
 	}
 	b := w.before
 	switch {
+	case b == nil && w.sawBusy:
+		return true // it was busy during the wait and waits again
 	case b == nil:
-		return true
+		// Waiting since the wait began: true once it has kept waiting,
+		// untouched, for promptConfirm.
+		if w.idleSince == nil || w.idleSince.Pgrp != r.Pgrp || (r.Runs != 0 && w.idleSince.Runs != r.Runs) {
+			w.idleSince = &r
+			return false
+		}
+		return r.At.Sub(w.idleSince.At) >= promptConfirm
 	case r.Pgrp != b.Pgrp:
 		return true
 	case r.Runs != 0 && b.Runs != 0 && r.Runs != b.Runs:
@@ -374,9 +419,22 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 	sctx, scancel := context.WithDeadline(ctx, start.Add(max(eff, waitSetupFloor)))
 	defer scancel()
 	sock := c.Socket(a.SocketArgs)
-	row, err := c.resolvePane(sctx, sock, a.PaneTarget, promptPaneFields)
-	if err != nil {
-		return SendAndWaitResult{}, err
+	// A pane typed into a moment ago is where it was: its location and
+	// process come from the last call (saving a round trip per turn), and
+	// anything that does not fit them (a process gone, the entry read
+	// below naming another pid) sends the next call to tmux again.
+	row, cached := c.promptRows().get(c.host, sock, str(a.PaneTarget.PaneID))
+	var before foreground.Report
+	if cached {
+		if before = c.inspectForeground(sctx, sock, row, nil); before.State == foreground.Exited || before.State == foreground.Unknown {
+			cached = false
+		}
+	}
+	if !cached {
+		if row, err = c.resolvePane(sctx, sock, a.PaneTarget, promptPaneFields); err != nil {
+			return SendAndWaitResult{}, err
+		}
+		before = c.inspectForeground(sctx, sock, row, nil)
 	}
 	pane := row["pane_id"]
 	if row["pane_dead"] == "1" {
@@ -385,7 +443,6 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 	for i := range cmds {
 		cmds[i][2] = pane // keyCommands leaves the target for us
 	}
-	before := c.inspectForeground(sctx, sock, row, nil)
 	// A program that reads the terminal wakes now and then (a timer, its
 	// garbage collector): one look at a busy moment is no reason to refuse.
 	// Only one that stays away from the terminal for a few looks is busy.
@@ -431,7 +488,13 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 	release()
 	entryState, col0, err := c.promptEntry(pane, outs)
 	if err != nil {
+		c.promptRows().forget(c.host, sock, pane)
 		return SendAndWaitResult{}, err
+	}
+	if entryState.PanePID == row["pane_pid"] {
+		c.promptRows().put(c.host, sock, row)
+	} else {
+		c.promptRows().forget(c.host, sock, pane)
 	}
 	w := &fgWait{c: c, ps: ps, sock: sock, row: row, until: a.Until, quiet: quiet, start: typedAt, lastOutput: typedAt,
 		before: &before, last: before, secret: a.Secret}
@@ -550,6 +613,7 @@ func (c *Call) promptEntry(pane string, outs [][]byte) (*sinceState, int, error)
 		Height: atoi(st["pane_height"]), CursorY: atoi(st["cursor_y"]), Alt: st["alternate_on"] == "1",
 		Activity: activity, Clock: clock, Hashes: hashes}
 	state := snap.remember()
+	state.Pane, state.PanePID = pane, st["pane_pid"]
 	state.Top = max(state.Top, firstAbs)
 	state.Rows = hashes[state.Top:min(len(hashes), state.Anchor+1+sinceRowsBelow)]
 	return state, atoi(st["cursor_x"]), nil
@@ -560,4 +624,59 @@ func secretPromptf(format string, args ...any) *ToolError {
 	te := expectedf(format, args...)
 	te.Type = typeSecretPrompt
 	return te
+}
+
+// promptRowCache remembers the pane row send_and_wait resolved, per host,
+// socket and pane, for a short while: routing and the pid to inspect,
+// never an answer.
+type promptRowCache struct {
+	mu sync.Mutex
+	m  map[paneKey]promptRow
+}
+
+type promptRow struct {
+	row tmux.Row
+	at  time.Time
+}
+
+const (
+	promptRowKeep = 30 * time.Second
+	promptRowMax  = 1024
+)
+
+func (s *Server) promptRows() *promptRowCache {
+	s.promptRowOnce.Do(func() { s.promptRowC = &promptRowCache{m: map[paneKey]promptRow{}} })
+	return s.promptRowC
+}
+
+func (pc *promptRowCache) get(host string, sock tmux.Socket, pane string) (tmux.Row, bool) {
+	if pane == "" {
+		return nil, false
+	}
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	e, ok := pc.m[paneKey{host, sock, pane}]
+	if !ok || time.Since(e.at) > promptRowKeep {
+		return nil, false
+	}
+	return e.row, true
+}
+
+func (pc *promptRowCache) put(host string, sock tmux.Socket, row tmux.Row) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	if len(pc.m) >= promptRowMax {
+		for k, e := range pc.m {
+			if time.Since(e.at) > promptRowKeep || len(pc.m) >= promptRowMax {
+				delete(pc.m, k)
+			}
+		}
+	}
+	pc.m[paneKey{host, sock, row["pane_id"]}] = promptRow{row: row, at: time.Now()}
+}
+
+func (pc *promptRowCache) forget(host string, sock tmux.Socket, pane string) {
+	pc.mu.Lock()
+	defer pc.mu.Unlock()
+	delete(pc.m, paneKey{host, sock, pane})
 }
