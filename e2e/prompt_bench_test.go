@@ -259,14 +259,18 @@ func BenchmarkSendAndWait(b *testing.B) {
 	// Each turn computes a different sum, so neither side can take an
 	// earlier turn's answer for its own.
 	k := 1000
-	bare := func() float64 {
+	// bare types with a tmux send-keys process (exec) or, the floor, on
+	// the observer's own control connection.
+	bare := func(exec bool) float64 {
 		k++
 		want := fmt.Sprintf("%d", k+1)
 		for len(lines) > 0 {
 			<-lines
 		}
 		start := time.Now()
-		if _, err := io.WriteString(stdin, fmt.Sprintf("send-keys -t %s %d+1 Enter\n", pane, k)); err != nil {
+		if exec {
+			ts.MustRun("send-keys", "-t", pane, fmt.Sprintf("%d+1", k), "Enter")
+		} else if _, err := io.WriteString(stdin, fmt.Sprintf("send-keys -t %s %d+1 Enter\n", pane, k)); err != nil {
 			b.Fatal(err)
 		}
 		// The pane's output since the keys, unescaped: the answer's line
@@ -305,22 +309,28 @@ func BenchmarkSendAndWait(b *testing.B) {
 	}
 	// Settle: both paths warm (the first send_and_wait attaches a watcher).
 	for range 3 {
-		bare()
+		bare(true)
+		bare(false)
 		send()
 	}
-	var bareMs, oursMs []float64
+	var execMs, connMs, oursMs []float64
 	n := turns()
 	for i := 0; i < n; i++ {
-		if (i/5)%2 == 0 {
-			bareMs = append(bareMs, bare())
-		} else {
+		switch (i / 5) % 3 {
+		case 0:
+			execMs = append(execMs, bare(true))
+		case 1:
+			connMs = append(connMs, bare(false))
+		default:
 			oursMs = append(oursMs, send())
 		}
 		time.Sleep(20 * time.Millisecond) // let the REPL's output drain
 	}
-	b.ReportMetric(quantile(bareMs, 0.5), "bare-p50-ms")
+	b.ReportMetric(quantile(execMs, 0.5), "bare-exec-send-keys-p50-ms")
+	b.ReportMetric(quantile(connMs, 0.5), "bare-control-send-keys-p50-ms")
 	b.ReportMetric(quantile(oursMs, 0.5), "send_and_wait-p50-ms")
-	b.ReportMetric(quantile(oursMs, 0.5)/quantile(bareMs, 0.5), "ratio-p50")
+	b.ReportMetric(quantile(oursMs, 0.5)/quantile(execMs, 0.5), "ratio-to-exec-p50")
+	b.ReportMetric(quantile(oursMs, 0.5)/quantile(connMs, 0.5), "ratio-to-control-p50")
 }
 
 // BenchmarkWaitIdle: a 5 s wait_for_prompt on a program that never reads
