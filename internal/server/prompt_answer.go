@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
 	"strings"
 	"unicode"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/termtext"
 )
 
 // How send_and_wait finds a program's answer on the screen.
@@ -20,7 +23,12 @@ import (
 // answerOf splits what the pane shows since the entry read into output
 // and prompt. missed: the input's row could not be found again; output is
 // then the screen above the cursor's row.
-func answerOf(entry *sinceState, col0 int, now *sinceSnap, typed []string) (output []string, prompt string, missed bool) {
+//
+// stream is what the pane printed since the keys: when a full-screen
+// program the keys were typed into has left the alternate screen (:q in
+// vim), the normal screen is back as it was before the program started,
+// so the answer is what was printed after the switch back.
+func answerOf(entry *sinceState, col0 int, now *sinceSnap, typed []string, stream []byte) (output []string, prompt string, missed bool) {
 	cur := now.HS + now.CursorY
 	if cur < 0 || cur >= len(now.Grid) {
 		return []string{}, "", true
@@ -30,6 +38,17 @@ func answerOf(entry *sinceState, col0 int, now *sinceSnap, typed []string) (outp
 		// A full-screen program: its answer is the screen.
 		return trimBlankTail(now.Grid[min(now.HS, len(now.Grid)):]), prompt, false
 	}
+	if entry.Alt {
+		i, ok := lastAltOff(stream)
+		if !ok {
+			return trimBlankTail(now.Grid[min(now.HS, cur):cur]), prompt, true
+		}
+		lines := termtext.Lines(stream[i:])
+		if len(lines) > 0 && !bytes.HasSuffix(stream, []byte("\n")) {
+			lines = lines[:len(lines)-1] // the prompt's row
+		}
+		return trimBlankTail(lines), prompt, false
+	}
 	shift, missed := alignShift(entry, now)
 	anchor := entry.Anchor - shift
 	if missed || anchor < 0 || anchor > cur {
@@ -38,6 +57,18 @@ func answerOf(entry *sinceState, col0 int, now *sinceSnap, typed []string) (outp
 	rows := now.Grid[anchor:cur]
 	skip := inputRows(rows, col0, now.Width, typed)
 	return trimBlankTail(rows[skip:]), prompt, false
+}
+
+// lastAltOff is where the output after the last switch back from the
+// alternate screen starts.
+func lastAltOff(stream []byte) (int, bool) {
+	at := -1
+	for _, s := range altOff {
+		if i := bytes.LastIndex(stream, s); i >= 0 && i+len(s) > at {
+			at = i + len(s)
+		}
+	}
+	return at, at >= 0
 }
 
 // inputRows counts the rows at the head of rows that hold the typed lines'
@@ -64,6 +95,9 @@ func inputRows(rows []string, col0, width int, typed []string) int {
 		line = strings.TrimRight(line, " ")
 		matched := false
 		for m := 1; i+m <= len(rows) && m <= cellWidth(line)/max(width, 1)+2; m++ {
+			if m > 1 && cellWidth(rows[i+m-2]) < width {
+				break // only a full row wraps onto the next
+			}
 			text := strings.TrimRight(strings.Join(rows[i:i+m], ""), " ")
 			if (line == "" && m == 1 && continuationOnly(text)) || (line != "" && strings.HasSuffix(text, line)) {
 				i += m

@@ -128,8 +128,11 @@ type fgWait struct {
 	dec       termtext.Decoder
 	line      atomic.Pointer[string] // newest output line, for progress
 	secret    bool
-	// received counts the output bytes the wait's stream delivered.
+	// received counts the output bytes the wait's stream delivered; raw
+	// keeps the last promptRawMax of them (send_and_wait's answer after a
+	// full-screen program ends).
 	received uint64
+	raw      []byte
 }
 
 func (c *Call) checkPromptArgs(a promptWaitArgs) (time.Duration, time.Duration, error) {
@@ -288,6 +291,12 @@ func (w *fgWait) run(ctx context.Context, first time.Duration) string {
 				continue
 			}
 			w.received += uint64(len(data))
+			if w.before != nil {
+				w.raw = append(w.raw, data...)
+				if over := len(w.raw) - promptRawMax; over > 0 {
+					w.raw = append(w.raw[:0], w.raw[over:]...)
+				}
+			}
 			paused := time.Since(w.lastEvent) >= promptQuietGap
 			w.lastOutput = time.Now()
 			w.lastEvent = w.lastOutput
@@ -367,6 +376,9 @@ func (w *fgWait) check(ctx context.Context) string {
 	}
 	return ""
 }
+
+// promptRawMax bounds the output a send_and_wait keeps of its stream.
+const promptRawMax = 1 << 20
 
 // promptConfirm is how long a wait_for_prompt that has seen its program do
 // nothing but wait watches it keep waiting before it believes it: keys a
@@ -519,7 +531,7 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 		return SendAndWaitResult{}, err
 	}
 	res.Cursor = c.cursors().put(OwnerFrom(ctx), now)
-	output, prompt, missed := answerOf(entryState, col0, snap, typedLines(a.Keys, a.Enter, a.Literal))
+	output, prompt, missed := answerOf(entryState, col0, snap, typedLines(a.Keys, a.Enter, a.Literal), w.raw)
 	if a.Secret {
 		output, prompt = maskSecret(output, a.Keys), maskSecret([]string{prompt}, a.Keys)[0]
 	}
