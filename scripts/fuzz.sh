@@ -19,6 +19,8 @@ targets=(
   "./internal/termtext FuzzDecoderVsTmux 20"
   "./internal/termgrid FuzzParse 30000"
   "./internal/oauth FuzzVerify 60000"
+  "./internal/foreground FuzzParseDump 100000"
+  "./internal/foreground FuzzParseStat 100000"
   "./internal/server FuzzDecodeObject 40000"
 )
 out=$(mktemp)

@@ -24,6 +24,9 @@ var SensitiveKeys = map[string]bool{
 	"content": true, "shell": true, "environment": true,
 }
 
+// SecretMark stands for a sensitive value of a call marked secret.
+const SecretMark = "[secret: not recorded]"
+
 // MaxString is the longest other string logged in clear; longer ones are cut.
 const MaxString = 200
 
@@ -116,21 +119,39 @@ func DigestOf(v any) Digest {
 
 // Redact returns a copy of decoded JSON arguments that is safe to log.
 func Redact(args map[string]any) map[string]any {
-	out, _ := redact(args).(map[string]any)
+	out, _ := redact(args, false).(map[string]any)
 	if out == nil {
 		out = map[string]any{}
 	}
 	return out
 }
 
-func redact(v any) any {
+// RedactSecret is Redact for a call whose input turned out to be secret
+// though not marked so (typed at a password prompt, and refused): its
+// sensitive values leave no digest either.
+func RedactSecret(args map[string]any) map[string]any {
+	out, _ := redact(args, true).(map[string]any)
+	if out == nil {
+		out = map[string]any{}
+	}
+	return out
+}
+
+func redact(v any, secretCall bool) any {
 	switch x := v.(type) {
 	case map[string]any:
 		out := make(map[string]any, len(x))
+		// A call that marks its input secret (send_and_wait at a password
+		// prompt) leaves no trace of it, not even a digest: a short
+		// passphrase's hash prefix could be brute-forced.
+		secret, _ := x["secret"].(bool)
+		secret = secret || secretCall
 		for k, val := range x {
 			switch {
+			case SensitiveKeys[k] && secret:
+				out[k] = SecretMark
 			case !SensitiveKeys[k] || val == nil:
-				out[k] = redact(val)
+				out[k] = redact(val, secretCall)
 			case k == "environment":
 				// A mapping keeps its variable names; anything else (a JSON
 				// string holding one, a list...) is one digest.
@@ -151,7 +172,7 @@ func redact(v any) any {
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = redact(e)
+			out[i] = redact(e, secretCall)
 		}
 		return out
 	case string:

@@ -71,3 +71,34 @@ func TestOpenAppendsWithMode0600(t *testing.T) {
 		t.Errorf("want 2 appended lines: %s", b)
 	}
 }
+
+// TestRedactSecret: a call marked secret keeps no trace of its input, not
+// even the digest other sensitive values get; without the mark, the digest
+// is there (so the test would fail if secret were ignored).
+func TestRedactSecret(t *testing.T) {
+	pass := "correct horse battery staple"
+	digest := DigestOf(pass).SHA256Prefix
+	for _, tc := range []struct {
+		name   string
+		args   map[string]any
+		traced bool
+	}{
+		{"secret", map[string]any{"keys": pass, "secret": true, "pane_id": "%1"}, false},
+		{"secret in a batch row", map[string]any{"operations": []any{map[string]any{"tool": "send_and_wait", "arguments": map[string]any{"keys": pass, "secret": true}}}}, false},
+		{"secret false", map[string]any{"keys": pass, "secret": false}, true},
+		{"no secret", map[string]any{"keys": pass}, true},
+		{"secret not a bool", map[string]any{"keys": pass, "secret": "yes"}, true},
+	} {
+		b, _ := json.Marshal(Redact(tc.args))
+		s := string(b)
+		if strings.Contains(s, pass) {
+			t.Errorf("%s: the input leaked: %s", tc.name, s)
+		}
+		if got := strings.Contains(s, digest); got != tc.traced {
+			t.Errorf("%s: digest present %v, want %v: %s", tc.name, got, tc.traced, s)
+		}
+		if !tc.traced && !strings.Contains(s, SecretMark) {
+			t.Errorf("%s: no secret mark: %s", tc.name, s)
+		}
+	}
+}

@@ -38,6 +38,9 @@ func (s *Server) auditCall(ctx context.Context, tool string, req *mcp.CallToolRe
 	if res != nil && res.IsError {
 		r.Outcome = "error"
 		r.ErrorType, _ = res.Meta["error_type"].(string)
+		if r.ErrorType == typeSecretPrompt {
+			r.Args = audit.RedactSecret(args)
+		}
 	}
 	if c, ok := ClientFrom(ctx); ok {
 		r.Identity = c.Name

@@ -23,11 +23,13 @@ const ReferenceModelFacingBytes = 72441
 // item 12), counted with a host argument on every tool.
 const ModelFacingBudget = 0.6
 
-// HostArgDescription is the description of the host argument that remote
-// tmux over SSH adds to every tool. The budget projection counts it as it
-// will be sent, so the SSH work reuses this constant (and HostArgName) rather
-// than a text of its own.
-const HostArgDescription = "TMUX_MCP_HOSTS entry; default: local"
+// HostArgDescription is the description tools/list gives the host argument
+// that remote tmux over SSH adds to every tool: none. Repeated on some 60
+// tools, its old text ("TMUX_MCP_HOSTS entry; default: local") cost 3.2 KB
+// of every tools/list, which the tools of issue 20 and later need; like the
+// socket arguments, it is explained once, in the instructions (which name
+// the configured hosts) and in docs/tools.md's common arguments.
+const HostArgDescription = ""
 
 // HostArgName is the property name of the host argument.
 const HostArgName = "host"
@@ -40,7 +42,9 @@ func hostProperty() map[string]any {
 	if err != nil {
 		panic(err)
 	}
-	s["description"] = HostArgDescription
+	if HostArgDescription != "" {
+		s["description"] = HostArgDescription
+	}
 	return portableNulls(s)
 }
 

@@ -52,11 +52,11 @@ const sinceMinEvidence = 4
 // sinceSnap is one read of a pane: its state and its whole grid (history
 // then screen), with the rows' hashes.
 type sinceSnap struct {
-	HS, Limit, Width, Height, CursorY int
-	Alt                               bool
-	Activity, Clock                   int64
-	Grid                              []string
-	Hashes                            []uint64
+	HS, Limit, Width, Height, CursorX, CursorY int
+	Alt                                        bool
+	Activity, Clock                            int64
+	Grid                                       []string
+	Hashes                                     []uint64
 }
 
 // remember is the state a cursor issued on this read keeps: the pane's
@@ -77,10 +77,21 @@ func (snap *sinceSnap) remember() *sinceState {
 // alignSince returns the rows of now that are new or rewritten since old,
 // or missed when that cannot be established exactly.
 func alignSince(old *sinceState, now *sinceSnap) (rows []string, missed bool) {
+	shift, missed := alignShift(old, now)
+	if missed {
+		return nil, true
+	}
+	return rowsFrom(old, now, shift), false
+}
+
+// alignShift returns how many rows the grid has lost at its top since old
+// (tmux trimmed its history): old's anchor row is now at old.Anchor-shift.
+// missed when that cannot be established exactly.
+func alignShift(old *sinceState, now *sinceSnap) (shift int, missed bool) {
 	if now.Width != old.Width || now.Limit != old.Limit || now.Alt != old.Alt {
 		// Rewrapped rows, another trim step, or another screen: the rows
 		// of the cursor are not where they were.
-		return nil, true
+		return 0, true
 	}
 	step := max(old.Limit/10, 1)
 	grew := now.Height > old.Height
@@ -92,7 +103,7 @@ func alignSince(old *sinceState, now *sinceSnap) (rows []string, missed bool) {
 		shifts, only = []int{0}, true
 	case old.Limit > 0 && now.HS <= old.Limit-step:
 		if now.HS < old.HS && !grew {
-			return nil, true // history cleared
+			return 0, true // history cleared
 		}
 		shifts, only = []int{0}, true
 	default:
@@ -113,14 +124,14 @@ func alignSince(old *sinceState, now *sinceSnap) (rows []string, missed bool) {
 		}
 	}
 	if found != 1 {
-		return nil, true
+		return 0, true
 	}
 	if !only && evidence < max(1, min(sinceMinEvidence, old.Anchor-old.Top)) {
 		// Too few rows to tell this shift from one that trimmed the
 		// anchor away (not among the shifts tried).
-		return nil, true
+		return 0, true
 	}
-	return rowsFrom(old, now, shift), false
+	return shift, false
 }
 
 // agree compares the remembered rows above the anchor with the rows now

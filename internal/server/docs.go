@@ -49,6 +49,7 @@ func ToolsMarkdown() (string, error) {
 		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", d.What, d.Reference, d.Ours, d.Why)
 	}
 	b.WriteString("\n")
+	b.WriteString(foregroundDocs)
 	for _, ts := range Toolsets {
 		var tools []*Tool
 		for _, t := range s.all {
@@ -89,9 +90,10 @@ var sharedArgDocs = map[string]string{
 	"session_id":   "Session id, e.g. `$1`.",
 	"window_id":    "Window id, e.g. `@1`.",
 	"window_index": "Window index within the session.",
+	"host":         "A `TMUX_MCP_HOSTS` entry: the call reaches tmux on that host over ssh (ids are per host); omitted: this machine.",
 }
 
-var sharedArgOrder = []string{"socket_name", "socket_path", "pane_id", "session_name", "session_id", "window_id", "window_index"}
+var sharedArgOrder = []string{"socket_name", "socket_path", "pane_id", "session_name", "session_id", "window_id", "window_index", "host"}
 
 func hintsText(t *Tool) string {
 	a := t.Preset.annotations()
@@ -368,3 +370,64 @@ func (s *Server) ToolListBreakdown() (ToolListParts, error) {
 	p.Total = len(b)
 	return p, nil
 }
+
+// foregroundDocs explains the foreground object and the tools built on it:
+// what each state means, where it comes from on each platform, and what it
+// cannot see.
+const foregroundDocs = `## Interactive programs: what the foreground is doing
+
+` + "`wait_for_prompt`, `send_and_wait`, `snapshot_pane`, and `get_pane_info` and `list_panes` with `foreground: true`" + ` return a
+` + "`foreground`" + ` object: ` + "`{pid, command, state, state_seconds, secret, basis}`" + `. It is read from the operating system, not
+guessed from the screen: the pane's terminal's foreground process group (the ` + "`tpgid`" + ` of the pane's first process, checked
+to be on the pane's terminal), every thread of every member of that group, and the terminal's modes.
+
+| state | meaning |
+|---|---|
+| ` + "`waiting_for_input`" + ` | a thread of the group is blocked reading the pane's terminal and nothing in the group is runnable: what you type goes to it |
+| ` + "`running`" + ` | a thread of the group is running or runnable (or typed input is waiting to be read) |
+| ` + "`sleeping`" + ` | blocked on something else: a timer, the network, a pipe, a child |
+| ` + "`stopped`" + ` | stopped by a signal, and its parent has not taken the terminal back |
+| ` + "`exited`" + ` | the pane's program has ended |
+| ` + "`unknown`" + ` | this platform, or these permissions, cannot tell (the waits then fall back to quiet output) |
+
+` + "`secret`" + ` is true when the terminal is canonical with echo off, as ` + "`getpass`, `read -s`" + ` and ssh-keygen leave it for a
+passphrase. Readline and full-screen programs turn echo off too, but also canonical mode, and are not secret.
+` + "`state_seconds`" + ` is how long the group has been in its state: for a blocked group, since it last ran (the
+scheduler's record); for a running one, since it was first seen running, at most the CPU time it has used.
+
+` + "`basis`" + ` says how the state was decided:
+
+- ` + "`exact`" + `: the kernel says so. A thread's state (running, stopped); the system call a thread is blocked in and the
+  file it names (` + "`read`" + ` on the terminal or ` + "`/dev/tty`" + `; ` + "`epoll_wait`" + ` on a set whose targets include the
+  terminal, from the epoll file's ` + "`fdinfo`" + `); or, without the system call, the kernel function a thread sleeps in
+  (` + "`/proc/PID/task/TID/wchan`" + `) where only the terminal's read path can be meant: ` + "`n_tty_read`" + `, or
+  ` + "`wait_woken`" + ` in a process whose only files it could wait on there are the terminal.
+- ` + "`inferred`" + `: a ` + "`select`/`poll`" + ` while holding the terminal. Which files a ` + "`select`" + ` waits on is not visible
+  without reading the process's memory, so the state follows the terminal's mode and what else the process holds: a
+  program that switched the terminal out of canonical mode reads keys itself (readline, vim, top: waiting for input);
+  in canonical mode, one that holds sockets or pipes is taken to wait on those (curl: sleeping).
+
+Where each platform gets it:
+
+| where | how |
+|---|---|
+| Linux, local | ` + "`/proc`" + `: ` + "`stat`, `task/*/stat`, `wchan`, `schedstat`, `sched`, `fd`, `fdinfo`" + `, all readable by the same user without ptrace attach rights (Yama ` + "`ptrace_scope=1`" + ` gives the same states); ` + "`task/*/syscall`" + ` where readable makes more answers exact. The terminal is opened for ` + "`TCGETS`" + ` and ` + "`TIOCINQ`" + ` and closed at once. No process is spawned. A pid the kernel places on another terminal (a containerised tmux-mcp seeing a host's pids) answers ` + "`unknown`" + `. |
+| a remote host (` + "`host`" + `), Linux | the same files, dumped by a fixed script that the host's tmux server runs (` + "`run-shell`" + ` over the control connection tmux-mcp already holds, with ` + "`#{pane_pid}`" + ` and ` + "`#{pane_tty}`" + ` expanded by tmux; no command is built from arguments, no ssh process is started), decided by the same code. The input queue is not read there. |
+| macOS | ` + "`sysctl kern.proc`" + ` (` + "`kinfo_proc`" + `: ` + "`e_tpgid`, `p_stat`, `e_wmesg`" + ` such as ` + "`ttyin`" + `) and ` + "`TIOCGETA`" + `, from Go, no process spawned. One state per process, and no list of open files: a ` + "`select`" + ` or ` + "`kevent`" + ` wait is inferred from the terminal's mode. Compiled and vetted, not run in CI. |
+| other platforms, non-Linux remote hosts | ` + "`unknown`" + ` |
+
+How the waits use it: ` + "`wait_for_prompt`" + ` and ` + "`send_and_wait`" + ` follow the pane's output through the control-mode
+events the engine already receives, and read the OS state when the output pauses (3 ms after the last event) and,
+while the pane is silent, at growing intervals up to 250 ms (1 s on a remote host), since a program can block on its
+read without printing. After ` + "`send_and_wait`" + ` types, the program counts as answered once it waits for input
+again with nothing typed left unread, and has taken the input (its reading thread ran since, or another process group
+has the terminal). ` + "`until: \"exit\"`" + ` ends when the pane's shell has the terminal back at its prompt, or the pane's
+program ended.
+
+` + "`send_and_wait`" + ` refuses to type into a program that stays away from the terminal (running, sleeping or stopped, and
+no thread reading it, over a few looks in 40 ms) unless ` + "`force: true`" + `, and into a password prompt unless
+` + "`secret: true`" + `. Secret input is written nowhere: the result masks it should the program echo it, and the audit log
+records ` + "`[secret: not recorded]`" + ` instead of the digest it keeps for other keys (also for a call refused at a
+password prompt).
+
+`

@@ -54,6 +54,10 @@ const (
 	// typeTimeout: asyncio's TimeoutError, for wait_for_channel's wait
 	// running out.
 	typeTimeout = "TimeoutError"
+	// typeSecretPrompt: send_and_wait refused input not marked secret at a
+	// password prompt. The input was probably a secret: the audit log
+	// keeps no digest of it.
+	typeSecretPrompt = "SecretPrompt"
 )
 
 // expectedf builds an expected error: the agent asked for something that

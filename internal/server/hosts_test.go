@@ -135,7 +135,7 @@ func TestRemoteHostTools(t *testing.T) {
 
 	t.Run("reads name the host", func(t *testing.T) {
 		e := e.with(t)
-		if ins := e.cs.InitializeResult().Instructions; !strings.Contains(ins, "Remote hosts (the host argument; ids are per host): box, gone.") {
+		if ins := e.cs.InitializeResult().Instructions; !strings.Contains(ins, "Remote hosts, named by the host argument (omit it for this machine; ids are per host): box, gone.") {
 			t.Errorf("instructions do not name the hosts: %q", ins)
 		}
 		var panes []PaneInfo

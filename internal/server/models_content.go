@@ -30,7 +30,8 @@ type PaneSnapshot struct {
 	ContentTruncated      bool    `json:"content_truncated" default:"false" desc:"True if content was tail-preserved to stay within max_lines; oldest lines were dropped."`
 	ContentTruncatedLines int     `json:"content_truncated_lines" default:"0" desc:"Number of lines dropped from the head when truncating."`
 	// Styles: the styled spans of content when asked for (styles.go).
-	Styles []string `json:"styles,omitzero" default:"[]" desc:"Styled spans of content (styles: true). Addition of tmux-mcp."`
+	Styles     []string    `json:"styles,omitzero" default:"[]" desc:"Styled spans of content (styles: true). Addition of tmux-mcp."`
+	Foreground *Foreground `json:"foreground" desc:"What the pane's foreground program is doing (waiting for input, running...). Addition of tmux-mcp."`
 	OnHost
 }
 

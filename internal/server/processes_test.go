@@ -54,7 +54,10 @@ var readToolSamples = map[string]struct {
 	// Over exec: locate the pane, attach the session watcher (a control
 	// client that then streams events, no polling), one final read for the
 	// tail. Over the control-mode engine only the watcher is a process.
-	"wait_for_text":    {map[string]any{"pane_id": "%0", "timeout": 0.3}, 3},
+	"wait_for_text": {map[string]any{"pane_id": "%0", "timeout": 0.3}, 3},
+	// Over exec: locate the pane, attach the watcher; the OS is read
+	// without a process, the final read goes over the watcher.
+	"wait_for_prompt":  {map[string]any{"pane_id": "%0", "until": "quiet", "quiet": 0.1, "timeout": 0.3}, 2},
 	"wait_for_run":     {map[string]any{"run_id": "none"}, 0}, // an unknown id is answered without tmux
 	"show_option":      {map[string]any{"option": "status", "scope": "session", "target": "main"}, 1},
 	"show_environment": {map[string]any{}, 1},

@@ -47,12 +47,13 @@ var Routing = map[string][]string{
 	"resize_pane":                  {"resize_window"},
 	"resize_window":                {"resize_pane"},
 	"respawn_pane":                 {"kill_pane"},
-	"run_command":                  {"send_keys", "wait_for_run", "wait_for_text"},
+	"run_command":                  {"send_and_wait", "wait_for_run"},
 	"search_panes":                 {"capture_pane"},
 	"select_layout":                {"resize_pane"},
 	"select_pane":                  {"select_window"},
 	"select_window":                {"select_pane"},
-	"send_keys":                    {"capture_pane", "run_command", "wait_for_text"},
+	"send_and_wait":                {"run_command", "send_keys"},
+	"send_keys":                    {"capture_pane", "run_command", "send_and_wait", "wait_for_text"},
 	"send_keys_batch":              {"send_keys"},
 	"set_environment":              {"run_command"},
 	"set_option":                   {"show_option"},
@@ -68,7 +69,8 @@ var Routing = map[string][]string{
 	"swap_pane":                    {"move_window"},
 	"wait_for_channel":             {"signal_channel"},
 	"wait_for_run":                 {"run_command"},
-	"wait_for_text":                {"run_command", "wait_for_channel"},
+	"wait_for_prompt":              {"send_and_wait"},
+	"wait_for_text":                {"run_command", "wait_for_channel", "wait_for_prompt"},
 }
 
 // missingAlternatives returns the alternatives a description does not name

@@ -22,6 +22,7 @@ import (
 	"github.com/tmux-mcp/tmux-mcp/internal/audit"
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
+	"github.com/tmux-mcp/tmux-mcp/internal/foreground"
 	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -51,6 +52,12 @@ type Server struct {
 	bufState *bufferState // this process's buffer namespace (tools_buffers.go)
 
 	stop stopState // cancels calls in flight at shutdown (shutdown.go)
+
+	fgTracker foreground.Tracker // how long each pane's foreground has been in its state
+
+	promptRowOnce sync.Once
+	promptRowC    *promptRowCache    // panes send_and_wait typed into (tools_wait_prompt.go)
+	fgOptions     foreground.Options // how panes are inspected (Options.Foreground)
 }
 
 // Options are the collaborators of a Server.
@@ -65,6 +72,9 @@ type Options struct {
 	// builds them from cfg.Hosts and cfg.SSHCommand (none when empty).
 	// Close closes them either way: the server owns them.
 	Hosts *remote.Set
+	// Foreground tunes how local panes' foreground programs are inspected
+	// (tests turn sources off to see what a less privileged user gets).
+	Foreground foreground.Options
 }
 
 // New builds the server and its tool table. It fails when a tool is
@@ -72,7 +82,7 @@ type Options struct {
 // ship a tool that escapes the safety gate.
 func New(cfg config.Config, opts Options) (*Server, error) {
 	s := &Server{cfg: cfg, tmux: opts.Tmux, log: opts.Logger, audit: opts.Audit,
-		watch: &tmux.Watchers{Bin: cfg.TmuxBin, Env: opts.ChildEnv}}
+		watch: &tmux.Watchers{Bin: cfg.TmuxBin, Env: opts.ChildEnv}, fgOptions: opts.Foreground}
 	s.stop.ctx, s.stop.cancel = context.WithCancelCause(context.Background())
 	s.hosts = opts.Hosts
 	if s.hosts == nil && len(cfg.Hosts) > 0 {
@@ -396,9 +406,10 @@ func noServerNote(sock tmux.Socket) string {
 type SocketArgs struct {
 	SocketName *string `json:"socket_name"`
 	SocketPath *string `json:"socket_path"`
-	// Host names a TMUX_MCP_HOSTS entry: the socket is on that host. Its
-	// description is HostArgDescription (TestHostArgument keeps them equal).
-	Host *string `json:"host" desc:"TMUX_MCP_HOSTS entry; default: local"`
+	// Host names a TMUX_MCP_HOSTS entry: the socket is on that host. Like
+	// the socket arguments it goes out undescribed (HostArgDescription):
+	// the instructions name the configured hosts once.
+	Host *string `json:"host" doc:"A TMUX_MCP_HOSTS entry: the call reaches tmux on that host over ssh; omitted: this machine."`
 }
 
 // Socket resolves which server a call reaches, highest first: the call's
@@ -496,6 +507,12 @@ var Additions = []Addition{
 		"true when output may be missing and how much is unknown (tmux paused a flooding pane's output stream, or the stream was lost and followed again, as after an ssh reconnect); run_command's output_truncated and output_truncated_lines then still count only lines cut from the head"},
 	{"history_suppressed", "result field of run_command and wait_for_run (RunCommandResult)",
 		"whether suppress_history held: the shell kept the command out of its history (true), recorded it anyway (false), or cannot tell (null)"},
+	{"foreground", "argument of get_pane_info and list_panes; result field of those (with foreground=true), snapshot_pane, wait_for_prompt and send_and_wait",
+		"what the pane's foreground program is doing, read from the operating system (waiting for input, running, sleeping, stopped, exited), with how it was decided; see \"Interactive programs\" below"},
+	{"wait_for_prompt", "tool",
+		"waits until a program waits for input, goes quiet or exits, driven by output events and the OS state, instead of a guessed pattern"},
+	{"send_and_wait", "tool",
+		"drives a REPL, prompt or TUI turn by turn: types, waits for the next prompt, returns only the answer"},
 	{"styles", "argument of capture_pane and snapshot_pane; with it, result field of both (capture_pane: also a second text block)",
 		"colours and attributes (a selected item in reverse video, a search match, an error in red) as compact spans of the returned lines; off, every answer is byte for byte as before"},
 }

@@ -30,7 +30,7 @@ type batchArgs struct {
 	OnError    string           `json:"on_error" default:"\"stop\"" enum:"stop,continue" doc:"stop: halt after the first failing call; continue: run them all."`
 	// Host is the host of every operation that names none; an operation's
 	// own host argument wins, so one batch may mix hosts.
-	Host *string `json:"host" desc:"TMUX_MCP_HOSTS entry; default: local"`
+	Host *string `json:"host" doc:"A TMUX_MCP_HOSTS entry: the call reaches tmux on that host over ssh; omitted: this machine."`
 }
 
 // BatchResultRow is one nested call's outcome.

@@ -42,7 +42,7 @@ func captureSinceTools() []*Tool {
 	})}
 }
 
-var sinceFields = []string{"pane_id", "pane_pid", "pane_dead", "history_size", "history_limit", "cursor_y", "pane_height",
+var sinceFields = []string{"pane_id", "pane_pid", "pane_dead", "history_size", "history_limit", "cursor_x", "cursor_y", "pane_height",
 	"pane_width", "alternate_on", "window_activity", "pid", "start_time", "socket_path"}
 
 // noLimit stands for a null max_lines or max_bytes.
@@ -89,32 +89,18 @@ func (c *Call) captureSince(ctx context.Context, a captureSinceArgs) (CaptureSin
 	}
 	// State, tmux's clock and the whole grid in one round trip: tmux runs a
 	// command list without reading pane output in between, so they agree.
-	outs, err := c.tmux.Run(ctx, sock,
-		tmux.Command{"list-panes", "-t", paneID, "-F", tmux.Format(sinceFields...)},
-		tmux.Command{"display-message", "-p", "-t", paneID, "%s"},
-		tmux.Command{"capture-pane", "-p", "-t", paneID, "-S", "-", "-E", "-"})
+	outs, err := c.tmux.Run(ctx, sock, sinceCommands(paneID)...)
 	if err != nil {
 		return CaptureSinceResult{}, notFoundAs(err, "pane", paneID)
 	}
-	st, err := rowFor(outs[0], sinceFields, paneID)
+	snap, now, st, err := c.sinceRead(store, paneID, outs)
 	if err != nil {
 		return CaptureSinceResult{}, err
 	}
 	if st["pane_dead"] == "1" {
 		return CaptureSinceResult{}, deadPane(paneID)
 	}
-	grid := splitRows(outs[2])
-	clock, _ := strconv.ParseInt(strings.TrimSpace(string(outs[1])), 10, 64)
-	activity, _ := strconv.ParseInt(st["window_activity"], 10, 64)
-	snap := &sinceSnap{HS: atoi(st["history_size"]), Limit: atoi(st["history_limit"]), Width: atoi(st["pane_width"]),
-		Height: atoi(st["pane_height"]), CursorY: atoi(st["cursor_y"]), Alt: st["alternate_on"] == "1",
-		Activity: activity, Clock: clock, Grid: grid, Hashes: store.hashRows(grid)}
-	now := snap.remember()
-	now.Socket, now.Server = realPath(st["socket_path"]), st["pid"]+"/"+st["start_time"]
-	if c.host != "" { // a remote path: never resolved here, and named with its host
-		now.Socket = c.host + ":" + st["socket_path"]
-	}
-	now.Pane, now.PanePID = paneID, st["pane_pid"]
+	grid := snap.Grid
 	if prev != nil {
 		if prev.Socket != now.Socket || prev.Server != now.Server {
 			return CaptureSinceResult{}, expectedf("the cursor was issued for another tmux server (or before it restarted); call capture_since without a cursor")
@@ -154,6 +140,40 @@ func (c *Call) captureSince(ctx context.Context, a captureSinceArgs) (CaptureSin
 	}
 	res.Lines = lines
 	return res, nil
+}
+
+// sinceCommands are one cursor read: the pane's state, tmux's clock and
+// the whole grid, in one command list (tmux reads no pane output between
+// them, so they agree).
+func sinceCommands(paneID string) []tmux.Command {
+	return []tmux.Command{
+		{"list-panes", "-t", paneID, "-F", tmux.Format(sinceFields...)},
+		{"display-message", "-p", "-t", paneID, "%s"},
+		{"capture-pane", "-p", "-t", paneID, "-S", "-", "-E", "-"},
+	}
+}
+
+// sinceRead builds, from the outputs of sinceCommands, the read and the
+// state a cursor issued on it keeps; every tool that hands out a
+// capture_since cursor reads the pane this way.
+func (c *Call) sinceRead(store *cursorStore, paneID string, outs [][]byte) (*sinceSnap, *sinceState, tmux.Row, error) {
+	st, err := rowFor(outs[0], sinceFields, paneID)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	grid := splitRows(outs[2])
+	clock, _ := strconv.ParseInt(strings.TrimSpace(string(outs[1])), 10, 64)
+	activity, _ := strconv.ParseInt(st["window_activity"], 10, 64)
+	snap := &sinceSnap{HS: atoi(st["history_size"]), Limit: atoi(st["history_limit"]), Width: atoi(st["pane_width"]),
+		Height: atoi(st["pane_height"]), CursorX: atoi(st["cursor_x"]), CursorY: atoi(st["cursor_y"]), Alt: st["alternate_on"] == "1",
+		Activity: activity, Clock: clock, Grid: grid, Hashes: store.hashRows(grid)}
+	now := snap.remember()
+	now.Socket, now.Server = realPath(st["socket_path"]), st["pid"]+"/"+st["start_time"]
+	if c.host != "" { // a remote path: never resolved here, and named with its host
+		now.Socket = c.host + ":" + st["socket_path"]
+	}
+	now.Pane, now.PanePID = paneID, st["pane_pid"]
+	return snap, now, st, nil
 }
 
 func trimBlankTail(rows []string) []string {

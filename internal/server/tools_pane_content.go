@@ -128,6 +128,7 @@ func paneContentTools() []*Tool {
 			}
 			snap := c.paneSnapshot(rows[0], strings.Join(kept, "\n"), dropped)
 			snap.Styles = styles
+			snap.Foreground = foregroundModel(c.inspectForeground(ctx, sock, rows[0], nil))
 			return snap, nil
 		}),
 		define(Tool{

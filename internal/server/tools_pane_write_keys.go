@@ -111,6 +111,28 @@ func (c *Call) pwSendKeys(ctx context.Context, sock tmux.Socket, id, keys string
 	if len(keys) > pwMaxKeys {
 		return expectedf("keys is too long (%d bytes; at most %d): load large text into a buffer and paste it instead", len(keys), pwMaxKeys)
 	}
+	cmds := pwKeyCommands(id, keys, enter, literal, suppress)
+	// Keys wait while a run_command here has typed its wrapper and not yet
+	// started (holdInput), and the hold covers every chunk: a wrapper typed
+	// between two chunks would be broken by the rest of the keys.
+	release, err := c.holdInput(ctx, sock, id)
+	if err != nil {
+		return err
+	}
+	defer release()
+	for len(cmds) > 0 {
+		n := min(pwKeysPerRun, len(cmds))
+		if _, err := c.pwRun(ctx, sock, id, cmds[:n]...); err != nil {
+			return err
+		}
+		cmds = cmds[n:]
+	}
+	return nil
+}
+
+// pwKeyCommands are the tmux commands that type keys into pane id, as
+// send_keys types them (send_and_wait types the same).
+func pwKeyCommands(id, keys string, enter, literal, suppress bool) []tmux.Command {
 	if suppress {
 		keys = " " + keys
 	}
@@ -134,29 +156,14 @@ func (c *Call) pwSendKeys(ctx context.Context, sock tmux.Socket, id, keys string
 	if enter {
 		cmds = append(cmds, tmux.Command{"send-keys", "-t", id, "Enter"})
 	}
-	// Keys wait while a run_command here has typed its wrapper and not yet
-	// started (holdInput), and the hold covers every chunk: a wrapper typed
-	// between two chunks would be broken by the rest of the keys.
-	release, err := c.holdInput(ctx, sock, id)
-	if err != nil {
-		return err
-	}
-	defer release()
-	for len(cmds) > 0 {
-		n := min(pwKeysPerRun, len(cmds))
-		if _, err := c.pwRun(ctx, sock, id, cmds[:n]...); err != nil {
-			return err
-		}
-		cmds = cmds[n:]
-	}
-	return nil
+	return cmds
 }
 
 func paneKeysTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "send_keys", Title: "Send Keys", Toolset: "pane", Tier: config.Mutating, Preset: SHL,
-			Description: "Type text or one key name (e.g. 'C-c') into a pane, then Enter unless enter=false. Does not wait or read output: use run_command to run a shell command, or wait_for_text/capture_pane after.",
+			Description: "Type text or one key name (e.g. 'C-c') into a pane, then Enter unless enter=false. Does not wait or read output: use run_command for a shell command, send_and_wait for a REPL or prompt, or wait_for_text/capture_pane after.",
 		}, func(ctx context.Context, c *Call, a sendKeysArgs) (Text, error) {
 			sock := c.Socket(a.SocketArgs)
 			if err := pwNoNUL("keys", a.Keys); err != nil {

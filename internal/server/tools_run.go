@@ -15,6 +15,7 @@ import (
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
+	"github.com/tmux-mcp/tmux-mcp/internal/foreground"
 	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/termtext"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
@@ -57,7 +58,7 @@ func runTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "run_command", Title: "Run Command", Toolset: "pane", Tier: config.Mutating, Preset: SHL, SelfBounded: true,
-			Description: "Run a shell command in a pane's shell, wait for it, and return its exit status and whole output. Runs in a subshell: cd and export do not persist. On timeout it keeps running: resume with wait_for_run, never re-run it. Needs a shell prompt in the pane. For TUIs use send_keys with wait_for_text.",
+			Description: "Run a shell command in a pane's shell, wait for it, and return its exit status and whole output. Runs in a subshell: cd and export do not persist. On timeout it keeps running: resume with wait_for_run, never re-run it. Needs a shell prompt in the pane; for REPLs and TUIs use send_and_wait.",
 		}, func(ctx context.Context, c *Call, a runCommandArgs) (RunCommandResult, error) {
 			return c.runCommand(ctx, a)
 		}),
@@ -859,27 +860,18 @@ func (r *runRecord) refollow(ctx context.Context, feed func([]byte)) error {
 }
 
 // shellIdle reports whether the run's pane has its shell back in the
-// foreground of its terminal, as its host's kernel says; false when that
-// cannot be told.
+// foreground of its terminal, as its host's kernel says (the foreground
+// inspection, over the host's control connection); false when that cannot
+// be told.
 func (r *runRecord) shellIdle(ctx context.Context) bool {
-	chk, ok := r.ps.c.tmux.Runner.(interface {
-		ShellIdle(ctx context.Context, pid int) (bool, error)
-	})
-	if !ok {
-		return false
-	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	outs, err := r.ps.c.tmux.Run(ctx, r.sock, tmux.Command{"display-message", "-p", "-t", r.ps.where.Pane, "#{pane_pid}"})
-	if err != nil || len(outs) == 0 {
+	row, err := r.ps.c.resolvePane(ctx, r.sock, PaneTarget{PaneID: &r.ps.where.Pane}, append(append([]string{}, tmux.WhereFields...), fgFields...))
+	if err != nil {
 		return false
 	}
-	pid, err := strconv.Atoi(strings.TrimSpace(string(outs[0])))
-	if err != nil || pid <= 0 {
-		return false
-	}
-	idle, err := chk.ShellIdle(ctx, pid)
-	return err == nil && idle
+	fg := r.ps.c.inspectForeground(ctx, r.sock, row, nil)
+	return fg.State != foreground.Unknown && fg.ShellAtPrompt
 }
 
 func (r *runRecord) ended() bool { return isClosed(r.done) }

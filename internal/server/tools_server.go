@@ -20,7 +20,7 @@ type listServersArgs struct {
 	ExtraSocketPaths *[]string `json:"extra_socket_paths" desc:"More socket paths (tmux -S) to probe."`
 	// Host narrows the listing to one host; null lists the local machine
 	// and every configured host.
-	Host *string `json:"host" desc:"TMUX_MCP_HOSTS entry; default: local"`
+	Host *string `json:"host" doc:"A TMUX_MCP_HOSTS entry: the call reaches tmux on that host over ssh; omitted: this machine."`
 }
 
 type listSessionsArgs struct {

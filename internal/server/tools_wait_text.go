@@ -49,7 +49,7 @@ type WaitForTextResult struct {
 func waitTextTools() []*Tool {
 	return []*Tool{define(Tool{
 		Name: "wait_for_text", Title: "Wait For Text", Toolset: "wait", Tier: config.Readonly, Preset: RO, SelfBounded: true,
-		Description: "Wait until text appears in a pane's output written after the call starts (another process, a human, a server starting). Event-driven. For a command you run yourself use run_command; to wait on a script, wait_for_channel.",
+		Description: "Wait until text appears in a pane's output written after the call starts (another process, a human, a server starting). Event-driven. For a command you run yourself use run_command; for a program's prompt, wait_for_prompt; to wait on a script, wait_for_channel.",
 	}, func(ctx context.Context, c *Call, a waitForTextArgs) (WaitForTextResult, error) {
 		return c.waitForText(ctx, a)
 	})}

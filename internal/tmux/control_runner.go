@@ -547,11 +547,6 @@ func (r *ControlRunner) connect(ctx context.Context, sock Socket) (c *engineConn
 	return c, true, nil
 }
 
-// ShellIdle is ExecRunner.ShellIdle on this runner's host.
-func (r *ControlRunner) ShellIdle(ctx context.Context, pid int) (bool, error) {
-	return r.execRunner().ShellIdle(ctx, pid)
-}
-
 // CheckRemoteDir is ExecRunner.CheckRemoteDir on this runner's host: the
 // check is a shell command, not tmux's, so it runs over the one-off path
 // whether or not a control connection is up.

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -108,32 +107,6 @@ func (r *ExecRunner) CheckRemoteDir(ctx context.Context, path string) error {
 		return fmt.Errorf("%w: %s on host %s", ErrNotRemoteDir, errarg.Bare(path), r.Via.Host())
 	}
 	return nil
-}
-
-// remoteShellIdle is the remote command that tells whether a process (a
-// pane's shell, its pid read from stdin) is in the foreground of its
-// terminal: exit 0 when its process group is the terminal's foreground
-// group (fields 5 and 8 of /proc/PID/stat, counted after the command
-// name), remoteRefused when another group (a job it started) is, any other
-// status when the host cannot say (no such process, no /proc). As in
-// remoteDirCheck, nothing read from stdin crosses the command line.
-var remoteShellIdle = []string{"sh", "-c", `'p=$(cat); s=$(cat /proc/$p/stat) || exit 2; set -- ${s##*) }; [ "$3" = "$6" ] || exit 97'`}
-
-// ShellIdle reports whether the process pid on the runner's host (a
-// pane's shell) has its terminal to itself, with no job of its in the
-// foreground: a shell back at its prompt. It reads the terminal's
-// foreground process group as the kernel keeps it (Linux /proc), over the
-// host's connection (one process). Any error (a host without /proc, one
-// that does not answer) means it cannot be told.
-func (r *ExecRunner) ShellIdle(ctx context.Context, pid int) (bool, error) {
-	if r.Via == nil {
-		return false, errors.New("tmux: ShellIdle needs a remote host")
-	}
-	refused, _, err := r.runRemoteCheck(ctx, remoteShellIdle, strconv.Itoa(pid)+"\n", "read the terminal's foreground")
-	if err != nil {
-		return false, err
-	}
-	return !refused, nil
 }
 
 // runRemoteCheck runs one of the fixed check scripts (remoteSocketCheck,
