@@ -105,16 +105,6 @@ func buildSpec() (cliSpec, error) {
 	return spec, nil
 }
 
-// command returns the subcommand called name.
-func (s cliSpec) command(name string) cliCommand {
-	for _, c := range s.commands {
-		if c.name == name {
-			return c
-		}
-	}
-	return cliCommand{}
-}
-
 // valueFlags lists the names of every flag that takes a value, before or
 // after any subcommand, once each.
 func (s cliSpec) valueFlags() []string {

@@ -128,10 +128,7 @@ func TestBashCompletion(t *testing.T) {
 		if err != nil {
 			t.Fatalf("unexpected output line %q\n%s", l, out)
 		}
-		for _, w := range f[1:] {
-			// bash adds the --flag= prefix itself; our function completes after "="
-			got[n] = append(got[n], w)
-		}
+		got[n] = append(got[n], f[1:]...)
 	}
 	for i, c := range completionCases {
 		want := c.want
