@@ -246,6 +246,10 @@ func TestBundleValidatedPackedAndServes(t *testing.T) {
 	for k, v := range m.Server.MCPConfig.Env {
 		cmd.Env = append(cmd.Env, k+"="+subst(v))
 	}
+	// Never start it where it could reach another tmux server than the test's.
+	if !slices.Contains(cmd.Env, "TMUX_MCP_SOCKET="+tm.Socket.Name) {
+		t.Fatalf("the manifest does not pass the socket option as TMUX_MCP_SOCKET: %v", m.Server.MCPConfig.Env)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bundle-test", Version: "0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
