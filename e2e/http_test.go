@@ -532,12 +532,12 @@ func TestHTTPSecurity(t *testing.T) {
 		{"wrong token", initBody, map[string]string{"Authorization": "Bearer wrong-0123456789abcdef"}, 401, "not valid", "Www-Authenticate: Bearer"},
 		{"not a bearer", initBody, map[string]string{"Authorization": "Basic YWxpY2U6eA=="}, 401, "Bearer", "Www-Authenticate: Bearer"},
 		{"bad origin", initBody, with("Origin", "https://evil.example"), 403, "Origin not allowed", ""},
-		{"rebinding host", initBody, with("Host", "evil.example:80"), 403, "invalid Host header", ""},
+		{"rebinding host", initBody, with("Host", "evil.example:80"), 403, "does not name a loopback address", ""},
 		{"oversized body", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"pad":"` + strings.Repeat("x", 5<<20) + `"}}`, auth, 413, "too large", ""},
 		{"malformed JSON", `{"jsonrpc":"2.0","id":1,"method":`, auth, 400, "not valid JSON", ""},
 		{"batch", "[" + list + "," + list + "]", with("Mcp-Session-Id", sid, "Mcp-Protocol-Version", legacyVersion), 400, "batching is not supported", ""},
-		{"unknown session", list, with("Mcp-Session-Id", "NOSUCHSESSION", "Mcp-Protocol-Version", legacyVersion), 404, "session not found", ""},
-		{"another token's session", list, map[string]string{"Authorization": "Bearer " + bobToken, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": legacyVersion}, 403, "session user mismatch", ""},
+		{"unknown session", list, with("Mcp-Session-Id", "NOSUCHSESSION", "Mcp-Protocol-Version", legacyVersion), 404, "Session not found", ""},
+		{"another token's session", list, map[string]string{"Authorization": "Bearer " + bobToken, "Mcp-Session-Id": sid, "Mcp-Protocol-Version": legacyVersion}, 403, "opened with another token", ""},
 		{"allowed origin", list, with("Origin", d.base, "Mcp-Session-Id", sid, "Mcp-Protocol-Version", legacyVersion), 200, "list_panes", ""},
 	}
 	for _, tc := range cases {
@@ -625,7 +625,7 @@ func TestHTTPSecurity(t *testing.T) {
 	idle := rawSession(t, short, aliceToken)
 	time.Sleep(2 * time.Second)
 	resp, body = rawPost(t, short, list, with("Mcp-Session-Id", idle, "Mcp-Protocol-Version", legacyVersion))
-	if resp.StatusCode != 404 || !strings.Contains(body, "session not found") {
+	if resp.StatusCode != 404 || !strings.Contains(body, "Session not found") {
 		t.Errorf("expired session: %d %s", resp.StatusCode, body)
 	}
 	rawSession(t, short, aliceToken)

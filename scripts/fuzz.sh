@@ -17,7 +17,9 @@ targets=(
   "./internal/tmux FuzzControlQuoteRoundTrip 60"
   "./internal/termtext FuzzDecoder 200000"
   "./internal/termtext FuzzDecoderVsTmux 20"
+  "./internal/termgrid FuzzParse 30000"
   "./internal/oauth FuzzVerify 60000"
+  "./internal/server FuzzDecodeObject 40000"
 )
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT

@@ -94,17 +94,24 @@ type Digest struct {
 // DigestOf summarizes any JSON value: a string by its characters and UTF-8
 // bytes, anything else by its compact JSON text.
 func DigestOf(v any) Digest {
-	var b []byte
+	h := sha256.New()
 	n := 0
 	if s, ok := v.(string); ok {
-		b = []byte(s)
+		// In pieces through a small buffer: the hash takes no string, and
+		// a []byte of a 4 MiB content would copy it whole.
+		var buf [4096]byte
+		for rest := s; rest != ""; {
+			k := copy(buf[:], rest)
+			h.Write(buf[:k])
+			rest = rest[k:]
+		}
 		n = utf8.RuneCountInString(s)
 	} else {
-		b, _ = json.Marshal(v)
+		b, _ := json.Marshal(v)
+		h.Write(b)
 		n = len(b)
 	}
-	sum := sha256.Sum256(b)
-	return Digest{Len: n, SHA256Prefix: hex.EncodeToString(sum[:])[:12]}
+	return Digest{Len: n, SHA256Prefix: hex.EncodeToString(h.Sum(nil))[:12]}
 }
 
 // Redact returns a copy of decoded JSON arguments that is safe to log.

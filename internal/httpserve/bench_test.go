@@ -179,3 +179,57 @@ func guardBenchRequest() *http.Request {
 	r.Header.Set("Mcp-Protocol-Version", "2025-11-25")
 	return r
 }
+
+// BenchmarkHTTPLoadBufferLarge is one load_buffer of 3.9 MiB (the largest
+// legitimate request body) on a 2025-11-25 session through the whole
+// handler over loopback HTTP, the client a plain POST so that what is
+// allocated is the server's: B/op against the body's size is the figure
+// (issue 21 item 9). Each buffer is deleted in the same iteration.
+func BenchmarkHTTPLoadBufferLarge(b *testing.B) {
+	srv, st, _ := churnServer(b)
+	d, err := New(Options{Server: srv, Checkers: []TokenChecker{st}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(nil)
+	d.origins.addLoopback(hs.Listener.Addr(), false)
+	hs.Config.Handler = d.Handler()
+	b.Cleanup(hs.Close)
+	client := churnClient()
+	post := func(sid, body string) (string, string) {
+		req, _ := http.NewRequest(http.MethodPost, hs.URL+Endpoint, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if sid != "" {
+			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+		}
+		resp, err := client.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer resp.Body.Close()
+		out, _ := io.ReadAll(resp.Body)
+		return resp.Header.Get("Mcp-Session-Id"), string(out)
+	}
+	sid, out := post("", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}}`)
+	if sid == "" {
+		b.Fatalf("initialize: %s", out)
+	}
+	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	content := strings.Repeat(strings.Repeat("x", 80)+`\n`, 3900*1024/81)
+	load := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"load_buffer","arguments":{"content":"` + content + `"}}}`
+	b.SetBytes(int64(len(load)))
+	b.ReportAllocs()
+	for b.Loop() {
+		_, out := post(sid, load)
+		i := strings.Index(out, `"buffer_name":"`)
+		if i < 0 {
+			b.Fatalf("load_buffer: %.300s", out)
+		}
+		name, _, _ := strings.Cut(out[i+len(`"buffer_name":"`):], `"`)
+		if _, out := post(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"delete_buffer","arguments":{"buffer_name":"`+name+`"}}}`); strings.Contains(out, `"isError":true`) {
+			b.Fatalf("delete_buffer: %.300s", out)
+		}
+	}
+}

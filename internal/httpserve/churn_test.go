@@ -31,7 +31,7 @@ func churnClient() *http.Client {
 
 // churnServer is a server for one isolated tmux server (its pane is pane)
 // and the checker of churnToken.
-func churnServer(t *testing.T) (srv *server.Server, st *StaticTokens, pane string) {
+func churnServer(t testing.TB) (srv *server.Server, st *StaticTokens, pane string) {
 	t.Helper()
 	ts := tmuxtest.New(t)
 	pane = strings.TrimSpace(ts.MustRun("display-message", "-p", "-t", "main:0.0", "#{pane_id}"))

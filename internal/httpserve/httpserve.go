@@ -125,6 +125,7 @@ type Daemon struct {
 	origins   originPolicy
 	requests  atomic.Int64 // requests in flight that owe an answer (not streams)
 	infos     tokenInfos
+	memory    memoryGuard // large request bodies (memory.go)
 
 	base       context.Context // parent of every request's context
 	cancelBase context.CancelFunc
@@ -203,7 +204,7 @@ func (d *Daemon) Handler() http.Handler {
 		mux.Handle(oauth.WellKnownPath+Endpoint, d.opts.OAuthMetadata)
 	}
 	mux.Handle(Endpoint, d.guard(http.HandlerFunc(d.route)))
-	return d.logRequests(mux)
+	return d.logRequests(d.jsonRejections(mux))
 }
 
 // guard is what stands before the SDK's handlers on /mcp: Origin check,
@@ -222,7 +223,7 @@ func (d *Daemon) guard(next http.Handler) http.Handler {
 		}
 		return d.infos.get(id), nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})
-	return d.front(bind(d.limit(next)))
+	return d.front(bind(d.limit(d.gateSessions(next))))
 }
 
 // front is the first checks of every /mcp request, in their order: the

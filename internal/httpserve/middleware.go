@@ -1,7 +1,6 @@
 package httpserve
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -23,12 +22,13 @@ import (
 // request reaches the SDK. -32700 and -32600 are JSON-RPC's; the others are
 // in the implementation-defined server-error range.
 const (
-	codeParseError    = -32700
-	codeUnauthorized  = -32001
-	codeForbidden     = -32003
-	codeTooLarge      = -32004
-	codeLimitExceeded = -32005
-	codeBodyTimeout   = -32006 // the request body did not arrive in time
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeUnauthorized   = -32001
+	codeForbidden      = -32003
+	codeTooLarge       = -32004
+	codeLimitExceeded  = -32005
+	codeBodyTimeout    = -32006 // the request body did not arrive in time
 )
 
 // writeError answers with an HTTP status and a JSON-RPC error without id,
@@ -63,9 +63,10 @@ func refuseUnread(w http.ResponseWriter, status, code int, msg string) {
 // and carries its identity once authenticated: one context value per
 // request instead of two.
 type logInfo struct {
-	client string // the token's name, once authenticated
-	rpc    string // the JSON-RPC method of a POST
-	id     Identity
+	client string          // the token's name, once authenticated
+	rpc    string          // the JSON-RPC method of a POST
+	id     json.RawMessage // and its id, to answer an unknown method with
+	ident  Identity
 	authed bool
 }
 
@@ -197,7 +198,7 @@ func (d *Daemon) readBody(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			if r.ContentLength != 0 { // -1: chunked, length unknown
-				refuseUnread(w, http.StatusBadRequest, codeParseError, "Bad request: a "+r.Method+" request to this endpoint takes no body")
+				refuseUnread(w, http.StatusBadRequest, codeInvalidRequest, "Bad request: a "+r.Method+" request to this endpoint takes no body")
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -229,15 +230,21 @@ func (d *Daemon) readBody(next http.Handler) http.Handler {
 			writeError(w, http.StatusBadRequest, codeParseError, "Parse error: the request body is not valid JSON")
 			return
 		}
-		var head struct {
-			Method string `json:"method"`
-		}
+		var head messageHead
 		if body[firstNonSpace(body)] == '{' {
 			_ = json.Unmarshal(body, &head)
 		}
-		logInfoFrom(r.Context()).rpc = head.Method
-		r.Body = io.NopCloser(bytes.NewReader(body))
+		if msg := checkMessage(body, &head); msg != "" {
+			writeError(w, http.StatusBadRequest, codeInvalidRequest, msg)
+			return
+		}
+		li := logInfoFrom(r.Context())
+		li.rpc, li.id = head.Method, head.ID
+		r.Body = &bodyReader{body}
 		r.ContentLength = int64(len(body))
+		if len(body) >= largeBody {
+			defer d.memory.begin(int64(len(body)))()
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -255,8 +262,11 @@ func (d *Daemon) bodyTimeout() time.Duration {
 const maxPrealloc = 64 << 10
 
 // readAll is io.ReadAll with a buffer sized from Content-Length (when the
-// client sent one within the cap, up to maxPrealloc), so a request body is
-// read without growing a buffer from 512 bytes.
+// client sent one within the cap): it starts at up to maxPrealloc and
+// doubles as the bytes arrive, up to the announced length, so a large body
+// is read with about its own size in garbage (append's 1.25× growth made
+// four times as much) and a client that announces a large body and sends
+// little gets a buffer the size of what it sent.
 func readAll(r io.Reader, contentLength, max int64) ([]byte, error) {
 	if contentLength <= 0 || contentLength > max {
 		return io.ReadAll(r)
@@ -272,7 +282,13 @@ func readAll(r io.Reader, contentLength, max int64) ([]byte, error) {
 			return b, err
 		}
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // longer than announced: let append grow it
+			want := min(2*int64(cap(b)), contentLength+1)
+			if want <= int64(cap(b)) { // longer than announced: the cap's reader stops it
+				want = 2 * int64(cap(b))
+			}
+			nb := make([]byte, len(b), want)
+			copy(nb, b)
+			b = nb
 		}
 	}
 }
@@ -293,7 +309,7 @@ func identityFrom(ctx context.Context) (Identity, bool) {
 	if li == nil || !li.authed {
 		return Identity{}, false
 	}
-	return li.id, true
+	return li.ident, true
 }
 
 // authenticate requires a bearer token that one of the checkers accepts;
@@ -329,7 +345,7 @@ func (d *Daemon) authenticate(next http.Handler) http.Handler {
 			li = &logInfo{}
 			r = r.WithContext(context.WithValue(r.Context(), logKey{}, li))
 		}
-		li.client, li.id, li.authed = id.Name, id, true
+		li.client, li.ident, li.authed = id.Name, id, true
 		next.ServeHTTP(w, r)
 	})
 }

@@ -2,6 +2,7 @@ package httpserve
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -93,12 +94,13 @@ func TestRevokeEndsWhatOldTokensHold(t *testing.T) {
 	if res, err := c.CallTool(ctx, call); err != nil || res.IsError {
 		t.Errorf("carol's session after the reload: %v %v; want it untouched", err, res)
 	}
-	d.sessions.mu.Lock()
-	live := len(d.sessions.live)
-	d.sessions.mu.Unlock()
-	if live != 1 {
-		t.Errorf("%d live sessions, want carol's only", live)
-	}
+	// Ended sessions close once their calls have answered, in the
+	// background.
+	waitFor(t, "carol's the only live session", func() bool {
+		d.sessions.mu.Lock()
+		defer d.sessions.mu.Unlock()
+		return len(d.sessions.live) == 1
+	})
 	for _, tok := range []string{alice, bob} {
 		if _, err := connect(tok, "2025-11-25"); err == nil {
 			t.Errorf("a revoked token (%.10s…) connected", tok)
@@ -108,5 +110,66 @@ func TestRevokeEndsWhatOldTokensHold(t *testing.T) {
 		t.Errorf("alice's new token: %v", err)
 	} else if res, err := cs.CallTool(ctx, call); err != nil || res.IsError {
 		t.Errorf("alice's new token calling: %v %v", err, res)
+	}
+}
+
+// TestSessionEndReachesEveryCall: ending a session cancels its running
+// calls with the cause, cuts off its GET streams, refuses its next POST,
+// and cancels at once a call that registers after the end (one whose
+// request got past the HTTP gate just before it); its drain channel closes
+// when its last POST is answered. Calls of other sessions and of tokens
+// without a session are untouched, and endNamed reaches the latter.
+func TestSessionEndReachesEveryCall(t *testing.T) {
+	tb := newSessionTable(4, nil)
+	mk := func(name string) *sessionEntry {
+		return &sessionEntry{name: name, calls: map[int]context.CancelCauseFunc{}, streams: map[int]*getStream{}}
+	}
+	e, other := mk("alice"), mk("alice")
+	call := func(e *sessionEntry, name string) context.Context {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		tb.addCall(e, name, cancel)
+		return ctx
+	}
+	running, elsewhere, stateless := call(e, "alice"), call(other, "alice"), call(nil, "bob")
+	sctx, scancel := context.WithCancel(context.Background())
+	s := &getStream{cancel: scancel}
+	if ok, _ := tb.addStream(e, s); !ok {
+		t.Fatal("addStream refused a live session")
+	}
+	ok, endPost := tb.beginPost(e)
+	if !ok {
+		t.Fatal("beginPost refused a live session")
+	}
+	cause := errors.New("ended for the test")
+	drained := tb.end(e, cause)
+	if context.Cause(running) != cause {
+		t.Errorf("running call: cause %v, want the session's end", context.Cause(running))
+	}
+	if sctx.Err() == nil || !s.off.Load() {
+		t.Error("the GET stream was not cut off")
+	}
+	if late := call(e, "alice"); context.Cause(late) != cause {
+		t.Errorf("a call registered after the end: cause %v", context.Cause(late))
+	}
+	if ok, _ := tb.beginPost(e); ok {
+		t.Error("a POST of the ended session was let through")
+	}
+	select {
+	case <-drained:
+		t.Fatal("drained while a POST is still being answered")
+	default:
+	}
+	endPost()
+	select {
+	case <-drained:
+	case <-time.After(time.Second):
+		t.Fatal("not drained after the last POST")
+	}
+	if elsewhere.Err() != nil || stateless.Err() != nil {
+		t.Errorf("other calls ended: %v %v", elsewhere.Err(), stateless.Err())
+	}
+	tb.endNamed(map[string]bool{"bob": true}, errTokenRevoked)
+	if context.Cause(stateless) != errTokenRevoked {
+		t.Errorf("bob's call without a session: cause %v", context.Cause(stateless))
 	}
 }

@@ -23,7 +23,9 @@ func (s *Server) auditCall(ctx context.Context, tool string, req *mcp.CallToolRe
 		return
 	}
 	var args map[string]any
-	_ = json.Unmarshal(raw, &args)
+	if v, err := decodeObject(raw, false); err == nil {
+		args, _ = v.(map[string]any)
+	}
 	r := audit.Record{
 		Time:       start.UTC(),
 		Tool:       tool,

@@ -64,6 +64,9 @@ func ToolsMarkdown() (string, error) {
 			fmt.Fprintf(&b, "### `%s`\n\n", t.Name)
 			fmt.Fprintf(&b, "%s. Tier **%s**%s.\n\n", t.Title, t.Tier, hintsText(t))
 			b.WriteString(t.Description + "\n\n")
+			if t.Doc != "" {
+				b.WriteString(t.Doc + "\n\n")
+			}
 			b.WriteString(argsTable(t.inSchema()))
 			if out := t.outSchema(); out != nil {
 				fmt.Fprintf(&b, "Returns structured content: %s.\n\n", outputSummary(out))
@@ -208,7 +211,17 @@ func outputSummary(s map[string]any) string {
 			return "`{\"result\": [...]}` of objects with " + fieldList(it) + " (the text content is the bare array)"
 		}
 		if r["type"] == "string" {
-			return "`{\"result\": \"...\"}`, the same string as the text content"
+			out := "`{\"result\": \"...\"}`, the same string as the text content"
+			if len(props) > 1 {
+				rest := map[string]any{}
+				for k, v := range props {
+					if k != "result" {
+						rest[k] = v
+					}
+				}
+				out += "; when asked for, also " + fieldList(map[string]any{"properties": rest})
+			}
+			return out
 		}
 	}
 	return "an object with " + fieldList(s)

@@ -415,6 +415,11 @@ func (lc linesCut) plan(m map[string]any) (plan, bool) {
 	if _, ok := m[lc.flag].(bool); !ok {
 		return plan{}, false
 	}
+	if _, ok := m["styles"]; ok {
+		// Spans are numbered by the lines of content: a cut from its head
+		// would leave them pointing at the wrong lines.
+		return plan{}, false
+	}
 	counter := func(field string) (int64, bool) {
 		if field == "" {
 			return 0, true

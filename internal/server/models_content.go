@@ -29,6 +29,8 @@ type PaneSnapshot struct {
 	IsCaller              *bool   `json:"is_caller" desc:"MCP caller identity for this pane: true when it is the pane this server runs in (same TMUX_PANE and same socket), false otherwise, null when the server is not running inside tmux."`
 	ContentTruncated      bool    `json:"content_truncated" default:"false" desc:"True if content was tail-preserved to stay within max_lines; oldest lines were dropped."`
 	ContentTruncatedLines int     `json:"content_truncated_lines" default:"0" desc:"Number of lines dropped from the head when truncating."`
+	// Styles: the styled spans of content when asked for (styles.go).
+	Styles []string `json:"styles,omitzero" default:"[]" desc:"Styled spans of content (styles: true). Addition of tmux-mcp."`
 	OnHost
 }
 

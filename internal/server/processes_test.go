@@ -125,7 +125,9 @@ func TestCaptureSpawnsNoProcesses(t *testing.T) {
 	}{
 		{"capture_pane", map[string]any{"pane_id": "%0"}},
 		{"capture_pane", map[string]any{"pane_id": "%0", "start": -5, "end": 2}},
+		{"capture_pane", map[string]any{"pane_id": "%0", "start": -5, "styles": true}},
 		{"snapshot_pane", map[string]any{"pane_id": "%0"}},
+		{"snapshot_pane", map[string]any{"pane_id": "%0", "styles": true}},
 		{"search_panes", map[string]any{"pattern": "x"}},
 		{"capture_since", map[string]any{"pane_id": "%0"}},
 	} {

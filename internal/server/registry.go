@@ -68,6 +68,9 @@ type Tool struct {
 	Toolset     string
 	SelfBounded bool // bounded by the wait ceiling: never retried, never batched
 	AlwaysLoad  bool // discovery anchor clients keep loaded
+	// Doc is more about the tool for docs/tools.md, where a reader has
+	// room for it: a model is not sent it.
+	Doc string
 
 	schemas *lazySchemas
 	call    func(ctx context.Context, c *Call, args map[string]any) (*mcp.CallToolResult, error)
@@ -180,10 +183,10 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 		}
 		return in, out
 	}}
+	strs := sync.OnceValue(func() map[string][]int { return stringFields(reflect.TypeFor[In]()) })
 	t.call = func(ctx context.Context, c *Call, args map[string]any) (*mcp.CallToolResult, error) {
 		var arg In
-		buf, _ := json.Marshal(args)
-		if err := json.Unmarshal(buf, &arg); err != nil {
+		if err := decodeInto(&arg, args, strs()); err != nil {
 			return nil, &ToolError{Msg: "arguments do not match the schema", Type: "ValidationError", Expected: true}
 		}
 		out, err := h(ctx, c, arg)
@@ -191,7 +194,12 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 			return nil, err
 		}
 		c.stampHost(&out)
-		res, err := buildResult(out, wrap)
+		var res *mcp.CallToolResult
+		if rb, ok := any(out).(resultBuilder); ok {
+			res, err = rb.buildResult()
+		} else {
+			res, err = buildResult(out, wrap)
+		}
 		if err == nil {
 			for _, n := range c.notes {
 				res.Content = append(res.Content, &mcp.TextContent{Text: n})
@@ -200,6 +208,86 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 		return res, err
 	}
 	return &t
+}
+
+// decodeInto fills arg, a pointer to a tool's argument struct, from the
+// validated arguments: string members whose field is a string or *string
+// (strs, see stringFields) are assigned, the others go through JSON. The
+// strings are then the very ones decoded from the request, where a JSON
+// round trip made two more copies of each, plus the encoder's growing
+// buffer: for a 4 MiB load_buffer content, 21 MB of garbage per call.
+func decodeInto(arg any, args map[string]any, strs map[string][]int) error {
+	rest := args
+	if len(strs) > 0 {
+		rest = make(map[string]any, len(args))
+		v := reflect.ValueOf(arg).Elem()
+		for k, x := range args {
+			s, ok := x.(string)
+			idx, direct := strs[k]
+			if !ok || !direct {
+				rest[k] = x
+				continue
+			}
+			f := v.FieldByIndex(idx)
+			if f.Kind() == reflect.Pointer {
+				f.Set(reflect.ValueOf(&s))
+			} else {
+				f.SetString(s)
+			}
+		}
+		if len(rest) == 0 {
+			return nil
+		}
+	}
+	buf, _ := json.Marshal(rest)
+	return json.Unmarshal(buf, arg)
+}
+
+// stringFields maps the JSON names of t's string and *string fields,
+// those of embedded structs included, to their index, for decodeInto. A
+// field is left out (and decoded through JSON) when its tag has options
+// beyond omitempty, when its name is not unique, or when it sits behind an
+// embedded pointer.
+func stringFields(t reflect.Type) map[string][]int {
+	out := map[string][]int{}
+	seen := map[string]int{}
+	for _, f := range reflect.VisibleFields(t) {
+		name, opts, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous || !f.IsExported() || name == "" || name == "-" {
+			continue
+		}
+		seen[name]++
+		if opts != "" && opts != "omitempty" {
+			continue
+		}
+		ft := f.Type
+		if ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() != reflect.String || ft != reflect.TypeFor[string]() || behindPointer(t, f.Index) {
+			continue
+		}
+		out[name] = f.Index
+	}
+	for name, n := range seen {
+		if n > 1 {
+			delete(out, name)
+		}
+	}
+	return out
+}
+
+// behindPointer reports whether reaching the field at index from t goes
+// through a pointer.
+func behindPointer(t reflect.Type, index []int) bool {
+	for _, i := range index[:len(index)-1] {
+		f := t.Field(i)
+		if f.Type.Kind() == reflect.Pointer {
+			return true
+		}
+		t = f.Type
+	}
+	return false
 }
 
 // toolSchemas reflects the argument schema of In and the result schema of
@@ -211,14 +299,18 @@ func toolSchemas[In, Out any]() (in, out map[string]any, err error) {
 		return nil, nil, fmt.Errorf("input schema: %w", err)
 	}
 	outType := reflect.TypeFor[Out]()
-	switch outType.Kind() {
-	case reflect.Struct:
+	var zero Out
+	rb, custom := any(zero).(resultBuilder)
+	switch {
+	case custom:
+		out = rb.outputSchema()
+	case outType.Kind() == reflect.Struct:
 		out, err = objectSchema(outType, false)
-	case reflect.Slice:
+	case outType.Kind() == reflect.Slice:
 		var items map[string]any
 		items, _, err = typeSchema(outType.Elem())
 		out = wrappedSchema(map[string]any{"type": "array", "items": items})
-	case reflect.String:
+	case outType.Kind() == reflect.String:
 		out = wrappedSchema(map[string]any{"type": "string"})
 	default:
 		err = fmt.Errorf("unsupported result type %s", outType)
@@ -230,6 +322,14 @@ func toolSchemas[In, Out any]() (in, out map[string]any, err error) {
 	// their schema carries types only (no descriptions, no defaults, which
 	// mean nothing for a result), which keeps tools/list small.
 	return in, withoutKeywords(out, "description", "default"), nil
+}
+
+// resultBuilder is a result that shapes its own answer and output schema,
+// for a tool whose answer is more than one value of the shapes buildResult
+// knows (capture_pane's text and, when asked for, its styles).
+type resultBuilder interface {
+	buildResult() (*mcp.CallToolResult, error)
+	outputSchema() map[string]any
 }
 
 // wrappedSchema is the output schema of a result that is not an object:

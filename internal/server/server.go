@@ -469,6 +469,8 @@ var Additions = []Addition{
 		"true when tmux paused a flooding pane's output stream during the wait, so some output may not have been matched"},
 	{"history_suppressed", "result field of run_command and wait_for_run (RunCommandResult)",
 		"whether suppress_history held: the shell kept the command out of its history (true), recorded it anyway (false), or cannot tell (null)"},
+	{"styles", "argument of capture_pane and snapshot_pane; with it, result field of both (capture_pane: also a second text block)",
+		"colours and attributes (a selected item in reverse video, a search match, an error in red) as compact spans of the returned lines; off, every answer is byte for byte as before"},
 }
 
 // Difference is a deliberate behaviour that differs from the reference
@@ -496,6 +498,10 @@ var Differences = []Difference{
 		"the typed wrapper: `(`, `> echo hi`, `> ); s=$?; tmux -L … set-option -p … wait-for -S …`",
 		"the prompt and the command as a person would have typed it (`$ echo hi`), then its output",
 		"a person watching the pane, and a later capture_pane, see the command and not our plumbing (issue 10 item 11)"},
+	{"run-foreground", "`pane_current_command` (get_pane_info, list_panes) while run_command runs",
+		"the program for a lone simple command (the shell execs it in its subshell's place); the shell (`bash`) for a pipeline or a list",
+		"the program in bash, zsh and fish, which run the command under job control: a pipeline's first process, each job of `a; b` in turn. sh (dash), ksh93 and mksh subshells cannot do job control: there it stays the shell's name. C-z cannot stop the run: bash and zsh ignore it, fish ends the stopped program when the rest of the command has run",
+		"tmux names a pane after the leader of the terminal's foreground process group; an agent or a person asking what a pane runs must see the program, not our subshell (issue 20 item 4)"},
 	{"capture-since-cursor", "capture_since `cursor`",
 		"stateless base64 JSON that grows with the pane height (~2 KB for 30 rows); an unknown cursor is an error",
 		"a short handle (`capture-since-v3:%N:<id>`, ~45 bytes) to state kept by this server process; an unknown, evicted or other client's cursor is answered like a first call with `lines_missed: true`",

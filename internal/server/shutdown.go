@@ -39,8 +39,17 @@ func (s *Server) cancelOnShutdown(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// shuttingDown reports whether ctx ended because the server is stopping,
-// as opposed to the client cancelling the call.
-func shuttingDown(ctx context.Context) bool {
-	return errors.Is(context.Cause(ctx), ErrShutdown)
+// ErrSessionEnded is the cause a transport gives to the context of a call
+// whose client session was ended while the call ran (an HTTP DELETE of the
+// session): as at shutdown, the call answers at once with what it has, on
+// a connection that is still open.
+var ErrSessionEnded = errors.New("the client's session ended")
+
+// endedEarly reports whether ctx ended because the server ended the call
+// early, stopping (ErrShutdown) or ending the client's session
+// (ErrSessionEnded), as opposed to the client cancelling the call: the
+// client is still owed an answer, and a wait gives what it saw so far.
+func endedEarly(ctx context.Context) bool {
+	cause := context.Cause(ctx)
+	return errors.Is(cause, ErrShutdown) || errors.Is(cause, ErrSessionEnded)
 }

@@ -52,8 +52,8 @@ func channelTools() []*Tool {
 			stop()
 			switch {
 			case err == nil:
-			case shuttingDown(ctx):
-				return "", expectedf("wait-for on channel '%s' ended early: the server is shutting down; the channel was not signalled", a.Channel)
+			case endedEarly(ctx):
+				return "", expectedf("wait-for on channel '%s' ended early: %v; the channel was not signalled", a.Channel, context.Cause(ctx))
 			case ctx.Err() != nil:
 				return "", ctx.Err()
 			case wctx.Err() != nil || errors.Is(err, tmux.ErrTimeout):

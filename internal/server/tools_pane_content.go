@@ -20,13 +20,21 @@ type capturePaneArgs struct {
 	Start    *int `json:"start" desc:"First line (tmux -S); 0 = top visible row, negative = scrollback."`
 	End      *int `json:"end" desc:"Last line (tmux -E); default: bottom visible row."`
 	MaxLines *int `json:"max_lines" default:"500" desc:"Tail lines kept (> 0); null: no cap."`
+	StylesArg
 	SocketArgs
 }
 
 type snapshotPaneArgs struct {
 	PaneTarget
 	MaxLines *int `json:"max_lines" default:"500" desc:"Tail lines kept (> 0); null: no cap."`
+	StylesArg
 	SocketArgs
+}
+
+// StylesArg asks capture_pane and snapshot_pane for the text's styles
+// (styles.go).
+type StylesArg struct {
+	Styles bool `json:"styles" default:"false" desc:"Also return styled spans 'ROW:COL+WIDTH words' (colour, bold, reverse...)."`
 }
 
 type searchPanesArgs struct {
@@ -54,29 +62,38 @@ func paneContentTools() []*Tool {
 		define(Tool{
 			Name: "capture_pane", Title: "Capture Pane", Toolset: "pane", Tier: config.Readonly, Preset: RO,
 			Description: "Read a pane's text: the visible screen, or lines start..end (negative = scrollback), keeping the last max_lines (a cut is announced on the first line). Use snapshot_pane to also get cursor and mode, search_panes to find which pane shows something.",
-		}, func(ctx context.Context, c *Call, a capturePaneArgs) (Text, error) {
+			Doc:         captureStylesDoc,
+		}, func(ctx context.Context, c *Call, a capturePaneArgs) (paneText, error) {
 			if err := positive("max_lines", a.MaxLines); err != nil {
-				return "", err
+				return paneText{}, err
 			}
 			sock := c.Socket(a.SocketArgs)
 			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
 			if err != nil {
-				return "", err
+				return paneText{}, err
 			}
-			outs, err := c.tmux.Run(ctx, sock, captureCmd(id, false, a.Start, a.End))
+			cmd := captureCmd(id, false, a.Start, a.End)
+			if a.Styles {
+				cmd = styledCaptureCmd(id, a.Start, a.End)
+			}
+			outs, err := c.tmux.Run(ctx, sock, cmd)
 			if err != nil {
-				return "", notFoundAs(err, "pane", id)
+				return paneText{}, notFoundAs(err, "pane", id)
 			}
-			kept, dropped := tailLines(captureLines(outs[0]), a.MaxLines)
+			kept, dropped, styles, err := paneLines(c.Tool, outs[0], a.Styles, a.MaxLines)
+			if err != nil {
+				return paneText{}, err
+			}
 			text := strings.Join(kept, "\n")
 			if dropped > 0 {
 				text = fmt.Sprintf("[... truncated %d lines ...]\n", dropped) + text
 			}
-			return Text(text), nil // the 1 MB cap (limits.go) keeps the tail
+			return paneText{text, styles}, nil // the 1 MB cap (limits.go) keeps the tail of a plain one
 		}),
 		define(Tool{
 			Name: "snapshot_pane", Title: "Snapshot Pane", Toolset: "pane", Tier: config.Readonly, Preset: RO, AlwaysLoad: true,
 			Description: "One-call view of a pane: visible text plus cursor, size, copy-mode and scroll state, alternate screen, title, command and path. Prefer it over capture_pane + get_pane_info when cursor or mode matters.",
+			Doc:         snapshotStylesDoc,
 		}, func(ctx context.Context, c *Call, a snapshotPaneArgs) (PaneSnapshot, error) {
 			if err := positive("max_lines", a.MaxLines); err != nil {
 				return PaneSnapshot{}, err
@@ -86,10 +103,14 @@ func paneContentTools() []*Tool {
 			if err != nil {
 				return PaneSnapshot{}, err
 			}
+			capture := captureCmd(id, false, nil, nil)
+			if a.Styles {
+				capture = styledCaptureCmd(id, nil, nil)
+			}
 			// capture-pane first: it fails on a missing pane, where
 			// display-message would answer with empty fields.
 			outs, err := c.tmux.Run(ctx, sock,
-				captureCmd(id, false, nil, nil),
+				capture,
 				tmux.Command{"display-message", "-p", "-t", id, tmux.Format(snapshotFields...)})
 			if err != nil {
 				return PaneSnapshot{}, notFoundAs(err, "pane", id)
@@ -101,8 +122,13 @@ func paneContentTools() []*Tool {
 			if len(rows) == 0 || rows[0]["pane_id"] != id {
 				return PaneSnapshot{}, &tmux.NotFoundError{What: "pane", Detail: id}
 			}
-			kept, dropped := tailLines(captureLines(outs[0]), a.MaxLines)
-			return c.paneSnapshot(rows[0], strings.Join(kept, "\n"), dropped), nil
+			kept, dropped, styles, err := paneLines(c.Tool, outs[0], a.Styles, a.MaxLines)
+			if err != nil {
+				return PaneSnapshot{}, err
+			}
+			snap := c.paneSnapshot(rows[0], strings.Join(kept, "\n"), dropped)
+			snap.Styles = styles
+			return snap, nil
 		}),
 		define(Tool{
 			Name: "search_panes", Title: "Search Panes", Toolset: "pane", Tier: config.Readonly, Preset: RO,

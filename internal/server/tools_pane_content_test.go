@@ -267,7 +267,9 @@ func TestContentRoundTrips(t *testing.T) {
 		want int64
 	}{
 		{"capture_pane", map[string]any{"pane_id": "%1"}, 1},
+		{"capture_pane", map[string]any{"pane_id": "%1", "styles": true}, 1},
 		{"snapshot_pane", map[string]any{"pane_id": "%1"}, 1},
+		{"snapshot_pane", map[string]any{"pane_id": "%1", "styles": true}, 1},
 		{"display_message", map[string]any{"pane_id": "%1", "format_string": "#{pane_id}"}, 1},
 		{"search_panes", map[string]any{"pattern": "x"}, 2},
 		{"snapshot_pane", map[string]any{"session_name": "main"}, 2},

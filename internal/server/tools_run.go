@@ -375,6 +375,11 @@ func clearPromptLine(pane string) tmux.Command {
 // it after the prompt, then the start marker: capture_pane and a person
 // watching see "$ echo hi", not the wrapper. v says where the prompt ended
 // and how wide the pane is (see runView).
+//
+// In bash, zsh and fish the shell that runs the command does job control
+// (see jobControl), so that tmux, which names a pane after the leader of
+// the terminal's foreground process group, shows the command ("sleep",
+// "python3") and not the wrapper's subshell.
 func runWrapper(shell, command, id string, suppress bool, v runView) string {
 	lead := ""
 	if suppress {
@@ -393,35 +398,52 @@ func runWrapper(shell, command, id string, suppress bool, v runView) string {
 			// The child fish that runs the command sits under one with a
 			// SIGINT handler: on C-c the command dies, the middle fish
 			// exits normally with its status, and the shell goes on to
-			// the end marker (fish abandons the rest of a line whose job
-			// SIGINT killed).
+			// the end marker (fish abandons a line whose job SIGINT
+			// killed).
 			return lead + "begin;set -l c " + fishQuote(command) + ";printf '" + erase + `%s\n` + start + `\007' $c;fish -c ` +
 				fishIntGuard + " $c;" + end + "$status;end"
 		}
 		// The command runs in a subshell inside a subshell that traps
-		// SIGINT: on C-c the command dies as usual (the inner subshell has
-		// the default disposition), but the outer one exits normally with
-		// status 130, so the interactive shell does not abandon the rest
-		// of the line and the end marker is still printed, by the
-		// interactive shell once the subshells are gone (the pane's
-		// foreground is the shell again when the run ends). The command is
-		// the outer subshell's last positional parameter; the eval shifts
-		// ours away, so it sees no variable and no argument of ours.
-		pre, args, n := "", "", "1"
-		if suppress {
-			if h := historyCheck(shell, id); h != "" {
-				// The check's status travels as the first parameter.
-				pre, args, n, start = h+";", `$? `, "2", start+";%d"
+		// SIGINT: on C-c the command ends with status 130 (its job dies,
+		// and the inner subshell, which has the default disposition, ends
+		// too: see jobControl), but the outer one exits normally with that
+		// status, so the interactive shell does not abandon the rest of
+		// the line and the end marker is still printed, by the interactive
+		// shell once the subshells are gone (the pane's foreground is the
+		// shell again when the run ends). The command is the outer
+		// subshell's last positional parameter; the eval shifts ours away,
+		// so it sees no variable and no argument of ours.
+		jc := jobControlFor(shell)
+		var params []string // the outer subshell's parameters before the command
+		check := suppress && historyCheck(shell, id) != ""
+		pre := ""
+		if check {
+			// The check's status travels as the first parameter.
+			pre = historyCheck(shell, id) + ";"
+			params = append(params, jc.checkStatus)
+			start += ";%d"
+		}
+		guard, restore := "", ""
+		if jc.saveTTY {
+			params = append(params, `"$(stty -g 2>/dev/null)"`)
+			saved := `"$` + strconv.Itoa(len(params)) + `"`
+			guard = "stty susp undef 2>/dev/null;"
+			restore = ";s=$?;stty " + saved + " 2>/dev/null;exit $s"
+		}
+		n := strconv.Itoa(len(params) + 1)
+		fmtArgs := `"$` + n + `"`
+		if check {
+			fmtArgs += ` $(($1==0))`
+		}
+		sub := "(set -- " + strings.Join(append(params, shQuote(command)), " ") + ";printf '" + erase + `%s\n` + start + `\007' ` + fmtArgs +
+			";trap : INT;" + jc.outer + guard + "(" + jc.inner + `eval "shift ` + n + `;$` + n + `"` + ")" + restore + ")"
+		if jc.wrap != "" {
+			sub = jc.wrap + sub + " }"
+			if check {
+				sub += " $?" // zsh's check runs before the function, which gets its status as $1
 			}
 		}
-		var fmtArgs string
-		if n == "2" {
-			fmtArgs = `"$2" $(($1==0))`
-		} else {
-			fmtArgs = `"$1"`
-		}
-		return lead + pre + "(set -- " + args + shQuote(command) + ";printf '" + erase + `%s\n` + start + `\007' ` + fmtArgs +
-			`;trap : INT;(eval "shift ` + n + `;$` + n + `"));` + end + "$?"
+		return lead + pre + sub + ";" + end + "$?"
 	}
 	if v.col == v.width {
 		v.col = 0 // the prompt filled its last row: the echo starts on the next one
@@ -516,8 +538,75 @@ func historyCheck(shell, id string) string {
 }
 
 // fishIntGuard is the middle fish's script: a no-op SIGINT handler, then
-// the command (its first argument) in a fish of its own.
-const fishIntGuard = `'function __tmux_mcp_int --on-signal INT; end; fish -c $argv[1]'`
+// the command (its first argument) in a fish of its own, with job control
+// on (it is off in a fish that is not interactive): each job of the
+// command gets its own process group and the terminal, and a job that
+// SIGINT killed still ends the whole command. C-z stops the program; the
+// child fish goes on with the rest of the command, and the stopped program
+// is ended by the kernel's SIGHUP when the child fish exits (its process
+// group is then orphaned), so the run ends and the pane stays usable.
+const fishIntGuard = `'function __tmux_mcp_int --on-signal INT; end; fish -C "status job-control full" -c $argv[1]'`
+
+// jobControl is what a POSIX shell adds to the wrapper so that the shell
+// running the command puts each of the command's jobs (a pipeline, a
+// simple command) in a process group of its own and hands it the terminal.
+// tmux names the pane after the leader of the terminal's foreground
+// process group (tcgetpgrp on the pane, then that process's argv[0]): with
+// job control that is the command's first process, in turn for each job,
+// instead of the wrapper's subshell.
+//
+// Only bash and zsh can do it in a subshell. dash, mksh and ksh93 ignore
+// set -m there (their subshells never do job control), and sh may be any
+// of them: those shells get no job control, and tmux shows the shell's
+// name while the command runs. yash, posh and the others are left as they
+// are too.
+type jobControl struct {
+	// wrap goes around the outer subshell (closed by " }"); checkStatus
+	// is how the outer subshell receives the history check's status.
+	wrap, checkStatus string
+	// outer runs in the outer subshell before the inner one; inner runs
+	// in the inner subshell before the command.
+	outer, inner string
+	// saveTTY: the outer subshell keeps the terminal's settings (stty -g)
+	// as a parameter, disables the suspend character for the run and
+	// restores the settings after it.
+	saveTTY bool
+}
+
+func jobControlFor(shell string) jobControl {
+	switch shell {
+	case "bash":
+		// set -m in the subshell does job control, but a bash subshell
+		// neither notices that a job was interrupted (only the job gets
+		// SIGINT now) nor sees a job stop (it waits without WUNTRACED).
+		// So: the SIGCHLD trap, run as each child is reaped with $? its
+		// status, ends the command after a job that exited 130 (killed
+		// by SIGINT), as an interactive shell abandons a line; and SIGTSTP
+		// is ignored by the outer subshell and so by every job (bash
+		// keeps a trapped-ignored TSTP in its children), so C-z cannot
+		// leave a stopped job that nothing would ever continue.
+		return jobControl{checkStatus: "$?", outer: "trap '' TSTP;", inner: "set -m;trap '[ $? != 130 ] || exit 130' CHLD;"}
+	case "zsh":
+		// A zsh subshell gives the terminal back after each job to the
+		// process group of the shell it was forked from (its $$), not to
+		// its own: so the subshells are forked without job control (in
+		// a function with local options: the interactive shell's own
+		// settings come back when it returns), which keeps them in the
+		// interactive shell's process group, and the inner one turns it
+		// on, ignoring SIGTTOU so that each job can take the terminal.
+		// Since the interactive shell is then in the foreground with them
+		// between jobs, its own SIGINT is trapped (locally) so that C-c
+		// there cannot make it abandon the end marker. NOTIFY is off so
+		// that the end of a background job is not reported. zsh resumes
+		// a stopped job in the background (a program that then reads the
+		// terminal would be stopped and resumed without end), so the
+		// suspend character is disabled during the run. The function
+		// sets $0 to (anon): the inner subshell puts the shell's back.
+		return jobControl{wrap: "() { setopt localoptions localtraps nomonitor nonotify;trap : INT;", checkStatus: `"$1"`,
+			inner: "trap '' TTOU TTIN;0=${ZSH_ARGZERO:-$0};setopt monitor;", saveTTY: true}
+	}
+	return jobControl{checkStatus: "$?"}
+}
 
 // pumpRun feeds a run's output stream through the terminal decoder until
 // the end marker arrives or the pane goes away.
@@ -683,7 +772,7 @@ func (c *Call) collect(ctx context.Context, rec *runRecord, eff time.Duration, m
 	case <-wctx.Done():
 	}
 	stop()
-	if ctx.Err() != nil && !shuttingDown(ctx) { // at shutdown: the output so far, as on a timeout
+	if ctx.Err() != nil && !endedEarly(ctx) { // ended early (shutdown, session end): the output so far, as on a timeout
 		// The caller went away: the run stays for wait_for_run, and is
 		// dropped like any uncollected run (its pane is then free again).
 		c.runs().expireLater(rec)

@@ -252,11 +252,12 @@ func (c *Call) waitForText(ctx context.Context, a waitForTextArgs) (WaitForTextR
 	if err != nil && wctx.Err() == nil {
 		return WaitForTextResult{}, err
 	}
-	// A call the client cancelled gets no result; one ended by the server
-	// shutting down answers like a timeout, with what it saw so far.
+	// A call the client cancelled gets no result; one the server ended
+	// early (shutdown, the session's end) answers like a timeout, with what
+	// it saw so far.
 	tailCtx, tailBudget := ctx, time.Second
 	if ctx.Err() != nil {
-		if !shuttingDown(ctx) {
+		if !endedEarly(ctx) {
 			return WaitForTextResult{}, ctx.Err()
 		}
 		tailCtx, tailBudget = context.WithoutCancel(ctx), 300*time.Millisecond

@@ -133,10 +133,8 @@ func validateValue(s map[string]any, v any) (string, bool) {
 func checkArguments(title string, schema map[string]any, raw json.RawMessage) (map[string]any, error) {
 	args := map[string]any{}
 	if len(raw) > 0 && string(raw) != "null" {
-		dec := json.NewDecoder(strings.NewReader(string(raw)))
-		dec.UseNumber()
-		var v any
-		if err := dec.Decode(&v); err != nil {
+		v, err := decodeObject(raw, true)
+		if err != nil {
 			return nil, &ToolError{Msg: "arguments are not valid JSON", Type: "ValidationError", Expected: true}
 		}
 		// Lax mode, as the reference validates (coerce.go), on the value
