@@ -126,18 +126,6 @@ func (r *procReader) procPath(pid int, parts ...string) string {
 	return string(b)
 }
 
-func (r *procReader) taskPath(pid, tid int, file string) string {
-	b := make([]byte, 0, 64)
-	b = append(b, r.root...)
-	b = append(b, '/')
-	b = strconv.AppendInt(b, int64(pid), 10)
-	b = append(b, "/task/"...)
-	b = strconv.AppendInt(b, int64(tid), 10)
-	b = append(b, '/')
-	b = append(b, file...)
-	return string(b)
-}
-
 func (r *procReader) stat(pid int) (statFields, error) {
 	b, err := r.readFile(r.procPath(pid, "stat"))
 	if err != nil {
