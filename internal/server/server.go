@@ -58,6 +58,9 @@ type Server struct {
 	promptRowOnce sync.Once
 	promptRowC    *promptRowCache    // panes send_and_wait typed into (tools_wait_prompt.go)
 	fgOptions     foreground.Options // how panes are inspected (Options.Foreground)
+
+	confirmOnce sync.Once
+	confirmSt   *confirmStore // questions awaiting the person's answer (confirm_state.go)
 }
 
 // Options are the collaborators of a Server.
