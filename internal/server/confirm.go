@@ -128,6 +128,11 @@ func (c *Call) multiRoundTrip() bool {
 	return v >= multiRoundTripVersion
 }
 
+// withdrawGrace is how long a call whose question went unanswered waits
+// for the SDK to withdraw the question before answering (see
+// confirmByElicitation).
+const withdrawGrace = 100 * time.Millisecond
+
 // confirmWait is how long a question may stay unanswered: the wait
 // ceiling, as for every other wait.
 func (c *Call) confirmWait() time.Duration {
@@ -151,6 +156,15 @@ func (c *Call) confirmByElicitation(ctx context.Context, rows []confirmRow, args
 			return c.declined("the call was cancelled while the question was open")
 		case errors.Is(ectx.Err(), context.DeadlineExceeded):
 			c.auditConfirm(ctx, id, "confirm_answer", "", "timeout", nil, false)
+			// The SDK withdraws the question (notifications/cancelled) from
+			// a goroutine of its own (go-sdk #1150). Over HTTP it travels on
+			// this call's stream, which our answer closes: a cancellation
+			// written after the answer is dropped, and the person's client
+			// would keep a question nobody waits for. Let it go first.
+			select {
+			case <-time.After(withdrawGrace):
+			case <-ctx.Done():
+			}
 			return c.unanswered()
 		}
 		c.log.Warn("elicitation failed", "tool", c.Tool.Name, "error", err)

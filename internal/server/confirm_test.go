@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/tmux-mcp/tmux-mcp/internal/audit"
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/foreground"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
@@ -71,9 +73,13 @@ func (a *asker) handle(ctx context.Context, req *mcp.ElicitRequest) (*mcp.Elicit
 		return nil, context.Canceled
 	}
 	if a.answer == "" {
-		<-ctx.Done()
-		a.cancelled <- struct{}{}
-		return nil, ctx.Err()
+		select {
+		case <-ctx.Done(): // the server withdrew the question
+			a.cancelled <- struct{}{}
+			return nil, ctx.Err()
+		case <-time.After(10 * time.Second): // it never did: the test fails, and does not hang
+			return &mcp.ElicitResult{Action: "cancel"}, nil
+		}
 	}
 	return &mcp.ElicitResult{Action: a.answer}, nil
 }
@@ -137,14 +143,27 @@ func errType(res *mcp.CallToolResult) string {
 	return s
 }
 
-// waitProgram waits until tmux names the program of every pane of the
-// session, so the question's foreground inspection sees them started.
+// waitPrograms waits until every pane of the session (or window, or
+// pane) target runs one of want and has settled: the foreground
+// inspection no longer sees it start (running, or not yet on its
+// terminal), so the question names it in its steady state.
 func waitPrograms(t *testing.T, ts *tmuxtest.Server, target string, want ...string) {
 	t.Helper()
 	tmuxWait(t, func() bool {
-		out, _ := ts.Run("list-panes", "-s", "-t", target, "-F", "#{pane_current_command}")
+		out, _ := ts.Run("list-panes", "-s", "-t", target, "-F", "#{pane_current_command} #{pane_pid} #{pane_tty}")
 		for _, w := range want {
 			if !strings.Contains(out, w) {
+				return false
+			}
+		}
+		for _, l := range strings.Split(out, "\n") {
+			f := strings.Fields(l)
+			if len(f) != 3 {
+				return false
+			}
+			pid, _ := strconv.Atoi(f[1])
+			switch foreground.Inspect(foreground.Target{PanePID: pid, TTY: f[2]}, foreground.Options{}).State {
+			case foreground.Running, foreground.Unknown:
 				return false
 			}
 		}
