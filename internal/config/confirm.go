@@ -78,3 +78,18 @@ func (c Config) confirmWarnings() []Warning {
 	}
 	return nil
 }
+
+// ConfirmSummary says in a line which calls ask the person, for doctor.
+func (c Config) ConfirmSummary() string {
+	switch c.Confirm {
+	case ConfirmOff:
+		return "off: no call asks the person"
+	case ConfirmDefault:
+		return "destructive calls ask the person where the client supports elicitation; other clients are not asked"
+	}
+	fallback := "refused"
+	if c.ConfirmFallbackAllow {
+		fallback = "run unasked"
+	}
+	return fmt.Sprintf("%s-tier calls and up ask the person; for clients without elicitation they are %s", c.Confirm, fallback)
+}
