@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -15,6 +16,8 @@ import (
 	"github.com/tmux-mcp/tmux-mcp/internal/audit"
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/foreground"
+	"github.com/tmux-mcp/tmux-mcp/internal/remote"
+	"github.com/tmux-mcp/tmux-mcp/internal/sshtest"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
@@ -95,12 +98,19 @@ func (a *asker) questions() []string {
 // log.
 func confirmEnv(t *testing.T, ts *tmuxtest.Server, version string, copts *mcp.ClientOptions, cfgf func(*config.Config)) (*env, *syncBuf) {
 	t.Helper()
+	return confirmEnvHosts(t, ts, version, copts, cfgf, nil)
+}
+
+// confirmEnvHosts is confirmEnv with remote hosts (nil: none), which the
+// server owns and closes.
+func confirmEnvHosts(t *testing.T, ts *tmuxtest.Server, version string, copts *mcp.ClientOptions, cfgf func(*config.Config), hosts *remote.Set) (*env, *syncBuf) {
+	t.Helper()
 	cfg := config.Config{SocketName: ts.Socket.Name, TmuxBin: ts.Bin, Safety: config.Destructive, WaitMax: config.DefaultWaitMax, SuppressHistory: true}
 	if cfgf != nil {
 		cfgf(&cfg)
 	}
 	log := &syncBuf{}
-	srv, err := New(cfg, Options{Tmux: &tmux.Client{Runner: testRunner(t, ts)}, ChildEnv: tmuxtest.CleanEnv(), Audit: audit.New(log)})
+	srv, err := New(cfg, Options{Tmux: &tmux.Client{Runner: testRunner(t, ts)}, ChildEnv: tmuxtest.CleanEnv(), Audit: audit.New(log), Hosts: hosts})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,6 +127,15 @@ func confirmEnv(t *testing.T, ts *tmuxtest.Server, version string, copts *mcp.Cl
 	}
 	t.Cleanup(func() { _ = cs.Close() })
 	t.Cleanup(srv.watch.CloseAll)
+	if hosts != nil {
+		// Registered last, so it runs first: ssh and the remote clients end
+		// before sshd and the tmux servers do.
+		t.Cleanup(func() {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = srv.Close(ctx)
+		})
+	}
 	if got := cs.InitializeResult(); got != nil && got.ProtocolVersion != version && version == protoLegacy {
 		t.Fatalf("negotiated %s, want %s", got.ProtocolVersion, version)
 	}
@@ -486,5 +505,44 @@ func TestConfirmStoreOwners(t *testing.T) {
 	}
 	if len(st.open) > maxOpenConfirms {
 		t.Errorf("%d open questions kept, cap %d", len(st.open), maxOpenConfirms)
+	}
+}
+
+// TestConfirmRemoteHost: a call on a remote host (over ssh) is asked
+// about as a local one, the panes' programs read on that host.
+func TestConfirmRemoteHost(t *testing.T) {
+	var extra []string
+	if d := os.Getenv("TMUX_TMPDIR"); d != "" {
+		extra = append(extra, "SetEnv TMUX_TMPDIR="+d)
+	}
+	s := sshtest.Start(t, extra...)
+	box, _ := victimWorld(t)
+	waitPrograms(t, box, "victim:", "cat", "sleep")
+	local := tmuxtest.New(t)
+	for _, tc := range []struct{ version, answer string }{{protoLegacy, "decline"}, {protoMRTR, "accept"}} {
+		t.Run(tc.version+"/"+tc.answer, func(t *testing.T) {
+			set, err := remote.NewSet([]remote.Spec{{Name: "box", Destination: sshtest.Alias, TmuxBin: box.Bin, Socket: box.Socket.Name}},
+				remote.Options{SSHCommand: s.SSHCommand(), ConnectTimeout: 5 * time.Second, AliveInterval: time.Second,
+					AliveCount: 3, StartTimeout: 10 * time.Second, Env: tmuxtest.CleanEnv()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := newAsker(tc.answer)
+			e, _ := confirmEnvHosts(t, local, tc.version, &mcp.ClientOptions{ElicitationHandler: a.handle}, nil, set)
+			res := e.call("kill_session", map[string]any{"session_name": "victim", HostArgName: "box"})
+			qs := a.questions()
+			if len(qs) != 1 {
+				t.Fatalf("asked %d times: %q (%s)", len(qs), qs, text(res))
+			}
+			t.Logf("transcript (%s, host box): question:\n%s\nanswer: %s\noutcome: %s", tc.version, qs[0], tc.answer, firstLine(text(res)))
+			for _, want := range []string{"on host box", `kill session "victim"`, "cat, waiting for input", "sleep, busy"} {
+				if !strings.Contains(qs[0], want) {
+					t.Errorf("question lacks %q", want)
+				}
+			}
+			if killed := !hasSession(box, "victim"); killed != (tc.answer == "accept") {
+				t.Errorf("answer %s: killed %v: %s", tc.answer, killed, text(res))
+			}
+		})
 	}
 }
