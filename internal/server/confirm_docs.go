@@ -32,7 +32,9 @@ over HTTP (on the call's own stream). On 2026-07-28 the call is answered with th
 to what the server remembers: the identity that was asked (over HTTP, the token), the tool and its exact arguments, and
 the deadline. It is spent by its first use. An answer with a state this server did not issue to this identity, one
 already used, or one issued for other arguments is refused (` + "`ConfirmationInvalid`" + `) and nothing runs; so is an answer
-without a state. States live in the server process: a restart forgets the questions it asked.
+without a state. States live in the server process: a restart forgets the questions it asked. The server holds no request open meanwhile,
+so it cannot withdraw the question from the client: an answer that comes back after the wait ceiling counts as cancelled.
+` + "`tmux-mcp call`" + ` has no one to ask: with ` + "`TMUX_MCP_CONFIRM`" + ` set it is refused like any client without elicitation.
 
 The audit log gets a ` + "`confirm_question`" + ` record (the question as asked, with typed text replaced by its length and a SHA-256
 prefix) and a ` + "`confirm_answer`" + ` record (` + "`accept`, `decline`, `cancel`, `timeout`, `forged`, `replayed`, `mismatch`" + `...), tied

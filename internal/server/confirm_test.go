@@ -467,8 +467,28 @@ func TestConfirmMutatingAndAudit(t *testing.T) {
 	}
 	t.Logf("secret transcript: question:\n%s\nanswer: accept\noutcome: %s", qs[1], firstLine(text(res)))
 
+	// Text bound for a pane at a password prompt is secret though not
+	// marked so: shown to nobody, and the log keeps no digest of it.
+	pw := ts.MustRun("new-window", "-d", "-P", "-F", "#{pane_id}", "bash --norc --noprofile -c 'read -s x; sleep 100'")
+	tmuxWait(t, func() bool {
+		out, _ := ts.Run("display-message", "-p", "-t", pw, "#{pane_pid} #{pane_tty}")
+		f := strings.Fields(out)
+		if len(f) != 2 {
+			return false
+		}
+		pid, _ := strconv.Atoi(f[0])
+		r := foreground.Inspect(foreground.Target{PanePID: pid, TTY: f[1]}, foreground.Options{})
+		return r.State == foreground.WaitingForInput && r.Secret
+	})
+	e.ok("send_keys", map[string]any{"pane_id": pw, "keys": "prompted-opensesame"}, nil)
+	qs = a.questions()
+	if len(qs) != 3 || strings.Contains(qs[2], "opensesame") || !strings.Contains(qs[2], "at a password prompt") || !strings.Contains(qs[2], "[secret input, not shown]") {
+		t.Fatalf("password prompt question: %q", qs[len(qs)-1])
+	}
+	t.Logf("password prompt transcript: question:\n%s\nanswer: accept", qs[2])
+
 	logText := log.String()
-	for _, leak := range []string{"hunter2", "swordfish"} {
+	for _, leak := range []string{"hunter2", "swordfish", "opensesame"} {
 		if strings.Contains(logText, leak) {
 			t.Errorf("the audit log holds %q:\n%s", leak, logText)
 		}
@@ -477,10 +497,14 @@ func TestConfirmMutatingAndAudit(t *testing.T) {
 	for _, r := range log.records(t) {
 		if r.Event == "confirm_question" {
 			questions = append(questions, r)
+			if b, _ := json.Marshal(r); strings.Contains(string(b), audit.DigestOf("prompted-opensesame").SHA256Prefix) {
+				t.Errorf("a question's record digests text typed at a password prompt: %s", b)
+			}
 		}
 	}
 	d := audit.DigestOf("typed-hunter2")
-	if len(questions) != 2 || !strings.Contains(questions[0].Question, d.SHA256Prefix) || !strings.Contains(questions[1].Question, audit.SecretMark) {
+	if len(questions) != 3 || !strings.Contains(questions[0].Question, d.SHA256Prefix) || !strings.Contains(questions[1].Question, audit.SecretMark) ||
+		!strings.Contains(questions[2].Question, audit.SecretMark) || questions[2].Args["keys"] != audit.SecretMark {
 		t.Errorf("audited questions: %+v", questions)
 	}
 }
