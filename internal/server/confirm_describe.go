@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"reflect"
@@ -527,8 +528,7 @@ func (d *describer) target(c *Call, sock tmux.Socket, t *Tool, args map[string]a
 
 // serverGone reports tmux's answers for a socket no server listens on.
 func serverGone(err error) bool {
-	s := err.Error()
-	return strings.Contains(s, "no server running") || strings.Contains(s, "error connecting") || strings.Contains(s, "No such file")
+	return errors.Is(err, tmux.ErrNoServer)
 }
 
 // sessionName and windowName name objects as a person knows

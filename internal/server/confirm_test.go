@@ -570,3 +570,58 @@ func TestConfirmRemoteHost(t *testing.T) {
 		})
 	}
 }
+
+// TestConfirmQuestions: what each kind of call is described as. Every
+// question is declined, so the world stays as it is.
+func TestConfirmQuestions(t *testing.T) {
+	ts, _ := victimWorld(t)
+	waitPrograms(t, ts, "victim:", "cat", "sleep")
+	a := newAsker("decline")
+	e, _ := confirmEnv(t, ts, protoLegacy, &mcp.ClientOptions{ElicitationHandler: a.handle}, func(c *config.Config) { c.Confirm = config.ConfirmMutating })
+	cases := []struct {
+		tool string
+		args map[string]any
+		want []string
+	}{
+		{"kill_pane", map[string]any{"pane_id": "%2"}, []string{`kill_pane: kill pane %2 in window 1 "build" (@2) of session "victim" ($1): sleep, busy`}},
+		{"kill_window", map[string]any{"window_id": "@1"}, []string{`kill_window: kill window 0 "editor" (@1) of session "victim" ($1) and its 1 pane: %1 cat, waiting for input`}},
+		{"kill_server", map[string]any{}, []string{"kill_server: kill the tmux server and all its sessions (2 sessions):", `session "main" ($0), 1 window:`,
+			`session "victim" ($1), 2 windows:`, `    window 1 "build" (@2): %2 sleep, busy`}},
+		{"kill_session", map[string]any{"session_name": "nosuch"}, []string{`kill session "nosuch": no such session on this server, so the call will fail`}},
+		{"swap_pane", map[string]any{"source_pane_id": "%1", "target_pane_id": "%2"}, []string{"swap_pane:", "  swap pane %1 in window 0", "  with pane %2 in window 1"}},
+		{"send_keys_batch", map[string]any{"operations": []any{
+			map[string]any{"pane_id": "%1", "keys": "first"},
+			map[string]any{"window_id": "@2", "keys": "C-c", "enter": false},
+		}}, []string{"send_keys_batch: keys into 2 panes, in order:", `1) pane %1 in window 0 "editor"`, `; keys to type: "first", then Enter`,
+			`2) pane %2 (the first of window @2) in window 1 "build"`, `; keys to type: "C-c"` + "\n"}},
+		{"rename_session", map[string]any{"session_name": "victim", "new_name": "renamed"}, []string{`rename_session: session "victim" ($1) and its 2 windows:`, `other arguments: new_name="renamed"`}},
+		{"set_environment", map[string]any{"name": "TOKEN", "value": "s3cret-value"}, []string{"set_environment", `value="s3cret-value"`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.tool, func(t *testing.T) {
+			before := len(a.questions())
+			res := e.call(tc.tool, tc.args)
+			qs := a.questions()
+			if len(qs) != before+1 || errType(res) != typeConfirmDeclined {
+				t.Fatalf("asked %d times, error type %q: %s", len(qs)-before, errType(res), text(res))
+			}
+			q := qs[len(qs)-1]
+			for _, w := range tc.want {
+				if !strings.Contains(q+"\n", w) {
+					t.Errorf("question lacks %q:\n%s", w, q)
+				}
+			}
+		})
+	}
+	if !hasSession(ts, "victim") || !hasSession(ts, "main") {
+		t.Error("a declined call changed the world")
+	}
+	t.Run("no server", func(t *testing.T) {
+		ts.Kill()
+		res := e.call("kill_server", map[string]any{})
+		qs := a.questions()
+		if errType(res) != typeConfirmDeclined || !strings.Contains(qs[len(qs)-1], "no tmux server runs on this socket") {
+			t.Errorf("%s: %q", text(res), qs[len(qs)-1])
+		}
+	})
+}
