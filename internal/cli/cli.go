@@ -697,6 +697,7 @@ func doctor(ctx context.Context, cfg config.Config, stdout io.Writer) int {
 		say("toolsets", "all%s", from("toolsets"))
 	}
 	say("prompt tools", "%v%s", cfg.PromptsAsTools, from("prompts-as-tools"))
+	say("confirmation", "%s%s", cfg.ConfirmSummary(), from("confirm"))
 	doctorHTTP(ctx, cfg, say)
 	if !doctorHosts(ctx, cfg, say) {
 		ok = false
