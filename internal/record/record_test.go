@@ -226,7 +226,7 @@ func TestRecorderSizeLimit(t *testing.T) {
 	if last.Kind != "m" || last.Data != "recording stopped: size limit reached (2000 bytes)" {
 		t.Errorf("last line %+v", last)
 	}
-	if st := r.Stats(); st.Reason != ReasonSizeLimit {
+	if st := r.Stats(); st.Reason != ReasonSizeLimit+" (2000 bytes)" {
 		t.Errorf("reason %q", st.Reason)
 	}
 	// A limit below the start itself refuses to start.

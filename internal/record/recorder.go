@@ -57,7 +57,7 @@ type Stats struct {
 	Events   int           // events after the header
 	Duration time.Duration // the latest event's time
 	Stopped  bool
-	Reason   string // why it stopped
+	Reason   string // why it stopped, as its last marker says
 	Err      error  // a write that failed
 }
 
@@ -188,7 +188,7 @@ func (r *Recorder) Add(evs ...Event) error {
 	}
 	r.events, r.last, r.pending = n, last, pending
 	if stop != "" {
-		r.endLocked(stopAt, stop+why, stop)
+		r.endLocked(stopAt, stop+why)
 		return ErrStopped
 	}
 	return nil
@@ -219,20 +219,20 @@ func (r *Recorder) Stop(at time.Time, reason string) error {
 	if r.stopped {
 		return r.err
 	}
-	r.endLocked(at, reason, reason)
+	r.endLocked(at, reason)
 	return r.err
 }
 
 func (r *Recorder) stopAt(at time.Time, reason string) { _ = r.Stop(at, reason) }
 
-// endLocked writes the final marker, "recording stopped: <label>", and
+// endLocked writes the final marker, "recording stopped: <reason>", and
 // closes the file. r.mu is held.
-func (r *Recorder) endLocked(at time.Time, label, reason string) {
+func (r *Recorder) endLocked(at time.Time, reason string) {
 	d := max(at.Sub(r.start), r.last)
 	if r.limits.MaxDuration > 0 {
 		d = max(min(d, r.limits.MaxDuration), r.last)
 	}
-	line := appendEvent(nil, seconds(d), KindMarker, "recording stopped: "+label)
+	line := appendEvent(nil, seconds(d), KindMarker, "recording stopped: "+reason)
 	if len(r.pending) > 0 {
 		// A character cut off at the end: what there is of it, as the
 		// replacement character, before the marker.

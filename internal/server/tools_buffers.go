@@ -685,6 +685,12 @@ func pasteBuffer(ctx context.Context, c *Call, a pasteBufferArgs) (Text, error) 
 		st.gone(ctx, a.BufferName, c.key(sock), loadedOn, err)
 		return "", err
 	}
+	if c.recorded(sock, pane) {
+		// What was pasted, for the pane's recording: read only then.
+		if outs, err := st.run(ctx, c, sock, tmux.Command{"show-buffer", "-b", a.BufferName}); err == nil {
+			c.recordInput(sock, pane, pastedBytes(string(outs[0])))
+		}
+	}
 	return Text(fmt.Sprintf("Buffer '%s' pasted to pane %s", a.BufferName, pane)), nil
 }
 
@@ -738,6 +744,7 @@ func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
 		drop() // the paste may have failed after the load
 		return "", bufferError(err, pane, name)
 	}
+	c.recordInput(sock, pane, pastedBytes(a.Text))
 	return Text("Text pasted to pane " + pane), nil
 }
 

@@ -127,6 +127,7 @@ func (c *Call) pwSendKeys(ctx context.Context, sock tmux.Socket, id, keys string
 		}
 		cmds = cmds[n:]
 	}
+	c.recordInput(sock, id, typedBytes(keys, enter, literal, suppress))
 	return nil
 }
 

@@ -398,6 +398,9 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 		return RunCommandResult{}, err
 	}
 	rec.ps = ps
+	// A recording of the pane gets the command as a person would type it,
+	// not the wrapper (as the pane shows it: Differences "run-pane").
+	c.recordInput(sock, pane, []byte(a.Command+"\r"))
 	reg.mu.Lock()
 	reg.runs[runKey{rec.owner, id}] = rec
 	reg.mu.Unlock()

@@ -497,6 +497,11 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 		}
 		rest = rest[n:]
 	}
+	if a.Secret {
+		c.recordSecret(sock, pane)
+	} else {
+		c.recordInput(sock, pane, typedBytes(a.Keys, a.Enter, a.Literal, a.SuppressHistory))
+	}
 	release()
 	entryState, col0, err := c.promptEntry(pane, outs)
 	if err != nil {
