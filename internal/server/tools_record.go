@@ -68,7 +68,7 @@ func recordTools() []*Tool {
 	return []*Tool{
 		define(Tool{
 			Name: "record_pane", Title: "Record Pane", Toolset: "pane", Tier: config.Mutating, Preset: CRE,
-			Description: "Record a pane to an asciicast v2 file (asciinema play), from its current screen on: output timed, resizes, what tools type (never secret input). Stops on output_path=null, the pane's end or a limit. See list_recordings.",
+			Description: "Record a pane to an asciicast v2 file (asciinema play) from its current screen: timed output, resizes, what tools type (never secret input). Stops on output_path=null, pane end or a limit. See list_recordings.",
 			Doc:         recordPaneDoc,
 		}, func(ctx context.Context, c *Call, a recordPaneArgs) (RecordingInfo, error) {
 			if a.OutputPath == nil {
@@ -78,7 +78,7 @@ func recordTools() []*Tool {
 		}),
 		define(Tool{
 			Name: "list_recordings", Title: "List Recordings", Toolset: "pane", Tier: config.Readonly, Preset: RO,
-			Description: "List your record_pane recordings, running and stopped: file, pane, size, why it stopped, and a resource URI that reads it.",
+			Description: "List your record_pane recordings (running and stopped) with file, size, stop reason and resource URI.",
 			Doc:         "Newest first, those of the calling client only (see record_pane), as long as this server process runs (the last 256; their files stay). With `host`, only recordings of panes on that host; with `socket_name` or `socket_path`, only those of that tmux server.",
 		}, func(ctx context.Context, c *Call, a listRecordingsArgs) ([]RecordingInfo, error) {
 			out := []RecordingInfo{}
@@ -190,6 +190,10 @@ func (c *Call) startRecording(ctx context.Context, a recordPaneArgs) (RecordingI
 	var outs [][]byte
 	for attempt := 0; ; attempt++ {
 		ps, outs, err = c.openTimedStream(ctx, sock, tmux.WhereOf(row), recordEntry(pane, alt)...)
+		if err != nil && alt && attempt < 2 && !errors.Is(err, tmux.ErrNotFound) {
+			alt = false // the program left the alternate screen: capture-pane -a had none to read
+			continue
+		}
 		if err != nil {
 			return RecordingInfo{}, err
 		}
