@@ -23,13 +23,16 @@ type memFile struct {
 
 func (m *memFile) Write(p []byte) (int, error) {
 	if m.fail != nil {
-		return 0, m.fail
+		n, _ := m.Buffer.Write(p[:len(p)/2]) // in part, as a full disk does
+		return n, m.fail
 	}
 	m.writes++
 	return m.Buffer.Write(p)
 }
 
 func (m *memFile) Close() error { m.closed = true; return nil }
+
+func (m *memFile) Truncate(n int64) error { m.Buffer.Truncate(int(n)); return nil }
 
 type line struct {
 	T    float64
@@ -269,13 +272,19 @@ func TestRecorderDurationLimit(t *testing.T) {
 	}
 }
 
-// A failed write ends the recording and says why; nothing more is written.
+// A failed write ends the recording and says why; the line written in
+// part is taken back (the file stays whole lines) and nothing more is
+// written.
 func TestRecorderWriteFailure(t *testing.T) {
 	var f memFile
 	r, err := New(&f, Header{Width: 10, Height: 5}, nil, Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := r.Output(time.Now(), []byte("kept")); err != nil {
+		t.Fatal(err)
+	}
+	before := f.String()
 	f.fail = errors.New("disk full")
 	if err := r.Output(time.Now(), []byte("x")); !errors.Is(err, ErrStopped) {
 		t.Fatalf("output on a failing file: %v", err)
@@ -283,6 +292,9 @@ func TestRecorderWriteFailure(t *testing.T) {
 	st := r.Stats()
 	if !st.Stopped || st.Reason != ReasonWriteFailed || st.Err == nil || !f.closed {
 		t.Errorf("stats %+v closed %v", st, f.closed)
+	}
+	if f.String() != before {
+		t.Errorf("after the failed write the file is %q, was %q", f.String(), before)
 	}
 }
 

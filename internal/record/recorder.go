@@ -203,6 +203,9 @@ func (r *Recorder) writeLocked(b []byte) error {
 	if _, err := r.w.Write(b); err != nil {
 		r.err = err
 		r.stopped, r.reason = true, ReasonWriteFailed
+		if f, ok := r.w.(interface{ Truncate(int64) error }); ok {
+			_ = f.Truncate(r.bytes) // a line written in part goes: the file stays whole lines
+		}
 		_ = r.w.Close()
 		r.finishLocked()
 		return fmt.Errorf("%w: %w", ErrStopped, err)

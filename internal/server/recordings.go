@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/record"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -51,7 +52,6 @@ type recording struct {
 	started time.Time
 	rec     *record.Recorder
 	cancel  context.CancelFunc // ends the pump
-	pumped  chan struct{}      // closed when the pump has ended
 
 	mu            sync.Mutex
 	width, height int
@@ -219,31 +219,37 @@ func (s *Server) stopRecordings(reason string) {
 	}
 }
 
-// recordInput adds what a tool typed into a pane to the pane's running
-// recordings, as an input event. Secret input never comes here (see
-// recordSecret).
-func (c *Call) recordInput(sock tmux.Socket, pane string, data []byte) {
+// recordTyping adds what a tool is about to type into a pane to the
+// pane's running recordings, as an input event, before it is typed: the
+// output it causes comes after it. Secret input is never written: a marker
+// says only that something was typed. The function returned is called
+// with the typing's outcome; a failed typing gets a marker saying the
+// input may not all have reached the pane.
+func (c *Call) recordTyping(sock tmux.Socket, pane string, data []byte, secret bool) func(error) {
 	st := c.recStore.Load()
-	if st == nil || len(data) == 0 {
-		return
+	if st == nil || len(data) == 0 && !secret {
+		return func(error) {}
+	}
+	rs := st.runningOn(paneKey{c.host, sock, pane}, "")
+	if len(rs) == 0 {
+		return func(error) {}
 	}
 	now := time.Now()
-	for _, r := range st.runningOn(paneKey{c.host, sock, pane}, "") {
-		_ = r.rec.Input(now, data)
+	for _, r := range rs {
+		if secret {
+			_ = r.rec.Marker(now, "secret input typed (not recorded)")
+		} else {
+			_ = r.rec.Input(now, data)
+		}
 	}
-}
-
-// recordSecret marks in a pane's running recordings that secret input
-// was typed there, without the input: a reader of the recording sees that
-// something was typed at that point, never what.
-func (c *Call) recordSecret(sock tmux.Socket, pane string) {
-	st := c.recStore.Load()
-	if st == nil {
-		return
-	}
-	now := time.Now()
-	for _, r := range st.runningOn(paneKey{c.host, sock, pane}, "") {
-		_ = r.rec.Marker(now, "secret input typed (not recorded)")
+	return func(err error) {
+		if err == nil {
+			return
+		}
+		now := time.Now()
+		for _, r := range rs {
+			_ = r.rec.Marker(now, "the input above may not all have reached the pane (the typing failed)")
+		}
 	}
 }
 
@@ -299,7 +305,7 @@ func (s *Server) readRecording(ctx context.Context, req *mcp.ReadResourceRequest
 	}
 	f, err := os.Open(r.path)
 	if err != nil {
-		return nil, resourceNotFound(fmt.Sprintf("Recording %s: its file %s cannot be read: %v", id, r.path, errors.Unwrap(err)))
+		return nil, resourceNotFound(fmt.Sprintf("Recording %s: its file %s cannot be read: %v", id, errarg.Bare(r.path), errors.Unwrap(err)))
 	}
 	defer f.Close()
 	// Events are written whole, so the file read up to any point is a
@@ -309,7 +315,7 @@ func (s *Server) readRecording(ctx context.Context, req *mcp.ReadResourceRequest
 		return nil, fmt.Errorf("reading recording %s: %w", id, err)
 	}
 	if len(body) > recordingReadMax {
-		return nil, resourceNotFound(fmt.Sprintf("Recording %s is larger than a resource read returns (%d bytes): read the file %s", id, recordingReadMax, r.path))
+		return nil, resourceNotFound(fmt.Sprintf("Recording %s is larger than a resource read returns (%d bytes): read the file %s", id, recordingReadMax, errarg.Bare(r.path)))
 	}
 	if i := bytes.LastIndexByte(body, '\n'); i >= 0 {
 		body = body[:i+1] // a line being written right now is left out

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/record"
 	"github.com/tmux-mcp/tmux-mcp/internal/termgrid"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
@@ -230,7 +231,7 @@ func (c *Call) startRecording(ctx context.Context, a recordPaneArgs) (RecordingI
 		}
 		if old.owner != owner || old.key != key {
 			ps.close()
-			return RecordingInfo{}, expectedf("output_path %s is the file of another running recording: choose another file", path)
+			return RecordingInfo{}, expectedf("output_path %s is the file of another running recording: choose another file", errarg.Bare(path))
 		}
 		old.stop("replaced by a new recording in the same file")
 		store.ended(old)
@@ -246,13 +247,13 @@ func (c *Call) startRecording(ctx context.Context, a recordPaneArgs) (RecordingI
 	if err != nil {
 		ps.close()
 		if errors.Is(err, os.ErrExist) {
-			return RecordingInfo{}, expectedf("output_path %s exists: choose a new file, or pass overwrite=true to replace it", path)
+			return RecordingInfo{}, expectedf("output_path %s exists: choose a new file, or pass overwrite=true to replace it", errarg.Bare(path))
 		}
-		return RecordingInfo{}, expectedf("output_path: %v", err)
+		return RecordingInfo{}, expectedf("output_path: %s", errarg.Within(err.Error(), path))
 	}
 	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	r := &recording{id: newRecordingID(), owner: owner, key: key, path: path, started: now,
-		rec: rec, cancel: cancel, pumped: make(chan struct{}), width: width, height: height}
+		rec: rec, cancel: cancel, width: width, height: height}
 	previous := store.runningOn(key, owner)
 	if err := store.add(r); err != nil {
 		r.stop("not started: " + err.Error())
@@ -307,7 +308,6 @@ const (
 // pump writes the pane's output stream into the recording until the
 // recording stops, the pane ends or the server closes.
 func (r *recording) pump(ctx context.Context, c *Call, ps *paneStream) {
-	defer close(r.pumped)
 	defer func() { ps.close() }()
 	defer c.recordings().ended(r)
 	defer r.cancel()

@@ -402,6 +402,14 @@ func TestRecordInput(t *testing.T) {
 	if strings.Join(inputs, "\n") != strings.Join(want, "\n") {
 		t.Errorf("input events\n got %q\nwant %q", inputs, want)
 	}
+	// Each input comes before the output it causes (its echo, its answer).
+	for _, w := range []struct{ in, out string }{{"echo typed-1\r", "typed-1"}, {"echo pasted-2\r", "pasted-2"},
+		{"echo buffer-3\r", "buffer-3"}, {"echo run-$((2*2))\r", "run-4"}} {
+		in, out := firstEvent(evs, 0, "i", w.in), firstEvent(evs, 0, "o", w.out)
+		if in < 0 || out < in {
+			t.Errorf("input %q at %d, its output at %d", w.in, in, out)
+		}
+	}
 	pw := firstEvent(evs, 0, "o", "Password: ")
 	mark := firstEvent(evs, pw, "m", "secret input typed (not recorded)")
 	if pw < 0 || mark < 0 || firstEvent(evs, mark, "o", "length-20") < 0 {
