@@ -453,6 +453,13 @@ func (r *procReader) loadFDs(p *Proc) {
 	if !ok {
 		return // another user's process, or gone
 	}
+	if len(nums) > fdScanMax {
+		// Reading every link of a big runtime (Node, a JVM) would cost
+		// more than the rest of the inspection; its wait is judged from
+		// the terminal's mode, as for a process whose files are not
+		// readable (inferred).
+		return
+	}
 	p.FDsRead = true
 	// Links are read relative to the open directory: the kernel then
 	// looks up one name per file instead of the whole /proc path.
@@ -478,6 +485,12 @@ func (r *procReader) loadFDs(p *Proc) {
 		p.FDs = append(p.FDs, f)
 	}
 }
+
+// fdScanMax is the most open files an inspection reads one by one for a
+// process (the whole table is needed only where the system call a thread
+// waits in cannot be read: a select/poll, or an epoll wait seen only by
+// its wait channel).
+const fdScanMax = 16
 
 // loadFD reads one open file of a process: its link, and for an epoll set
 // whether it holds the terminal.

@@ -406,7 +406,9 @@ scheduler's record); for a running one, since it was first seen running, at most
 - ` + "`inferred`" + `: a ` + "`select`/`poll`" + ` while holding the terminal. Which files a ` + "`select`" + ` waits on is not visible
   without reading the process's memory, so the state follows the terminal's mode and what else the process holds: a
   program that switched the terminal out of canonical mode reads keys itself (readline, vim, top: waiting for input);
-  in canonical mode, one that holds sockets or pipes is taken to wait on those (curl: sleeping).
+  in canonical mode, one that holds sockets or pipes is taken to wait on those (curl: sleeping). A process with more
+  than 16 open files (a Node or Java runtime) is judged from the terminal's mode alone where the system call cannot
+  be read: its files are not read one by one, which would cost more than the rest of the inspection.
 
 Where each platform gets it:
 
