@@ -45,6 +45,7 @@ func decide(s *Snapshot) Report {
 		if lead == nil || p.PID == s.TPGID {
 			lead = p
 		}
+		r.Threads += len(p.Threads)
 	}
 	if lead == nil {
 		// The group has no live member on this terminal: its last process

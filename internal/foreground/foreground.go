@@ -100,6 +100,10 @@ type Report struct {
 	ShellAtPrompt bool
 	// PaneProgram is the name of the pane's first process (its comm).
 	PaneProgram string
+	// Threads counts the group's threads, over all its members: above one,
+	// work can pass between them (a runtime's worker hands its result to
+	// the thread that reads the terminal) while each looks blocked.
+	Threads int
 	// ReadingTTY: a thread of the group is blocked reading the terminal,
 	// whatever the others do (a REPL whose garbage collector runs is
 	// running, yet typed input goes to it).

@@ -387,8 +387,9 @@ const promptRawMax = 1 << 20
 // and a shell or REPL looks idle until they do.
 var promptConfirm = 30 * time.Millisecond
 
-// promptSettle is how long a program back at its read after some work must
-// stay there, untouched and silent, before the wait believes it.
+// promptSettle is how long a program of several threads (or processes)
+// back at its read after some work must stay there, untouched and silent,
+// before the wait believes it.
 var promptSettle = 2 * time.Millisecond
 
 // ready: the foreground waits for input with nothing typed left unread,
@@ -407,8 +408,13 @@ func (w *fgWait) ready(r foreground.Report) bool {
 		// may not have reached it yet.
 		w.confirmFor = promptConfirm
 	case b == nil, r.Pgrp != b.Pgrp, r.Runs != 0 && b.Runs != 0 && r.Runs != b.Runs:
-		// Back at its read after some work (the input taken).
-		w.confirmFor = promptSettle
+		// Back at its read after some work (the input taken). With one
+		// thread, that work is done; with several, a worker may still be
+		// handing its result to the reader, which looks blocked meanwhile.
+		w.confirmFor = 0
+		if r.Threads != 1 {
+			w.confirmFor = promptSettle
+		}
 	case time.Since(w.start) >= promptInputSettle:
 		w.confirmFor = 0 // typed input that woke nothing: a partial line
 	default:
