@@ -460,6 +460,13 @@ func (s *Server) safeCall(ctx context.Context, t *Tool, c *Call, args map[string
 	if err := s.checkCall(t, args); err != nil {
 		return nil, err
 	}
+	args, restore, err := c.applyScope(ctx, t, args) // scope.go
+	if err != nil {
+		return nil, err
+	}
+	if restore != nil {
+		return restore(t.call(ctx, c, args))
+	}
 	return t.call(ctx, c, args)
 }
 

@@ -58,6 +58,8 @@ type Server struct {
 	promptRowOnce sync.Once
 	promptRowC    *promptRowCache    // panes send_and_wait typed into (tools_wait_prompt.go)
 	fgOptions     foreground.Options // how panes are inspected (Options.Foreground)
+
+	scopes sync.Map // scope text -> scope.Scope, parsed once (scope.go)
 }
 
 // Options are the collaborators of a Server.
@@ -381,6 +383,10 @@ type Call struct {
 
 	// notes are text blocks added after the result's own (see addNote).
 	notes []string
+
+	// scope is the call's confinement to the caller's sessions (scope.go);
+	// nil when it has none.
+	scope *callScope
 }
 
 // addNote adds a text content block after the result: a hint for the model

@@ -1,0 +1,352 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/scope"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
+)
+
+// scopeCanary is printed in every pane outside the scope: no answer may
+// ever carry it.
+const scopeCanary = "OUTSIDE-CANARY-7c1e"
+
+// scopeWorld is a tmux server with sessions outside the caller's scope:
+// the person's "main" and "person-edit" (two windows, a split), and "secrets"
+// whose first window is also linked into "ci-shared" (a session a prefix
+// scope may list, holding a window of an outside session). The caller's
+// own sessions are made through the tools.
+type scopeWorld struct {
+	*env
+	outside outsideObjects
+}
+
+// outsideObjects are the ids and names the caller must never see.
+type outsideObjects struct {
+	sessions, windows, panes, names []string
+}
+
+func (o outsideObjects) all() []string {
+	return append(append(append(append([]string{}, o.sessions...), o.windows...), o.panes...), o.names...)
+}
+
+func withScope(s string) envOption { return func(c *configT) { c.Scope = s } }
+
+func newScopeWorld(t *testing.T, opts ...envOption) *scopeWorld {
+	t.Helper()
+	e := newEnv(t, append([]envOption{withScope("own")}, opts...)...)
+	ts := e.tmux
+	ts.MustRun("new-session", "-d", "-s", "person-edit", "-x", "80", "-y", "24")
+	ts.MustRun("new-window", "-t", "=person-edit:")
+	ts.MustRun("split-window", "-t", "=person-edit:")
+	ts.MustRun("new-session", "-d", "-s", "secrets", "-x", "80", "-y", "24")
+	ts.MustRun("new-session", "-d", "-s", "ci-shared", "-x", "80", "-y", "24")
+	ts.MustRun("link-window", "-s", "=secrets:0", "-t", "=ci-shared:5")
+	// A person's session marked by another identity is outside own too.
+	ts.MustRun("set-option", "-t", "=secrets:", scope.OwnerOption, "bob")
+	ts.MustRun("set-buffer", "-b", "person-clip", scopeCanary)
+	w := &scopeWorld{env: e}
+	panes := ts.MustRun("list-panes", "-a", "-F", "#{pane_id} #{window_id} #{session_id} #{session_name}")
+	seen := map[string]bool{}
+	add := func(list *[]string, v string) {
+		if !seen[v] {
+			seen[v] = true
+			*list = append(*list, v)
+		}
+	}
+	for _, line := range strings.Split(panes, "\n") {
+		f := strings.Fields(line)
+		add(&w.outside.panes, f[0])
+		add(&w.outside.windows, f[1])
+		add(&w.outside.sessions, f[2])
+		add(&w.outside.names, f[3])
+		ts.MustRun("send-keys", "-t", f[0], "-l", "echo "+scopeCanary)
+		ts.MustRun("send-keys", "-t", f[0], "Enter")
+	}
+	for _, p := range w.outside.panes {
+		tmuxtest.WaitFor(t, 10e9, func() bool {
+			out, _ := ts.Run("capture-pane", "-p", "-t", p)
+			return strings.Count(out, scopeCanary) >= 2
+		})
+	}
+	return w
+}
+
+// leaks reports the outside objects (and the canary) text holds, leaving
+// out those the call named itself (an error quotes what it was given).
+func (w *scopeWorld) leaks(text string, named ...string) []string {
+	var out []string
+	if strings.Contains(text, scopeCanary) {
+		out = append(out, scopeCanary)
+	}
+	for _, o := range w.outside.all() {
+		skip := false
+		for _, n := range named {
+			if n == o {
+				skip = true
+			}
+		}
+		if !skip && containsWord(text, o) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// containsWord finds s in text not as part of a longer id or name (so
+// "%1" is not found in "%12", nor "main" in "mainly").
+func containsWord(text, s string) bool {
+	for i := 0; ; {
+		j := strings.Index(text[i:], s)
+		if j < 0 {
+			return false
+		}
+		j += i
+		end := j + len(s)
+		before := j == 0 || !wordByte(text[j-1])
+		after := end == len(text) || !wordByte(text[end])
+		if before && after {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func wordByte(b byte) bool {
+	return b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b == '_' || b == '-'
+}
+
+// snapshot is the outside world as tmux itself reports it: it must be the
+// same before and after the caller has tried everything.
+func (w *scopeWorld) snapshot() string {
+	var b strings.Builder
+	panes, _ := w.tmux.Run("list-panes", "-a", "-F", "#{session_id} #{session_name} #{window_id} #{window_index} #{pane_id} #{pane_title} #{window_layout} #{window_active} #{pane_active} #{pane_pipe} #{pane_in_mode}")
+	for _, line := range strings.Split(panes, "\n") {
+		for _, s := range w.outside.sessions {
+			if strings.HasPrefix(line, s+" ") {
+				b.WriteString(line + "\n")
+			}
+		}
+	}
+	for _, args := range [][]string{
+		{"show-options", "-g"}, {"show-options", "-s"}, {"show-options", "-g", "-w"},
+		{"show-environment", "-g"},
+	} {
+		out, _ := w.tmux.Run(args...)
+		b.WriteString(out + "\n")
+	}
+	// The person's buffers (the caller's own, tmux_mcp_*, are its to make).
+	bufs, _ := w.tmux.Run("list-buffers", "-F", "#{buffer_name} #{buffer_sample}")
+	for _, l := range strings.Split(bufs, "\n") {
+		if !strings.HasPrefix(l, "tmux_mcp_") {
+			b.WriteString(l + "\n")
+		}
+	}
+	for _, s := range w.outside.sessions {
+		out, _ := w.tmux.Run("show-options", "-t", s)
+		b.WriteString(out + "\n")
+		out, _ = w.tmux.Run("show-environment", "-t", s)
+		b.WriteString(out + "\n")
+	}
+	for _, p := range w.outside.panes {
+		out, _ := w.tmux.Run("capture-pane", "-p", "-t", p)
+		b.WriteString(strings.TrimRight(out, "\n") + "\n")
+	}
+	return b.String()
+}
+
+// unchanged fails the test with the lines of the outside world that
+// differ from before (a snapshot).
+func (w *scopeWorld) unchanged(before string) {
+	w.t.Helper()
+	after := w.snapshot()
+	if after == before {
+		return
+	}
+	was := map[string]bool{}
+	for _, l := range strings.Split(before, "\n") {
+		was[l] = true
+	}
+	is := map[string]bool{}
+	for _, l := range strings.Split(after, "\n") {
+		is[l] = true
+	}
+	var diff []string
+	for _, l := range strings.Split(before, "\n") {
+		if !is[l] {
+			diff = append(diff, "- "+l)
+		}
+	}
+	for _, l := range strings.Split(after, "\n") {
+		if !was[l] {
+			diff = append(diff, "+ "+l)
+		}
+	}
+	w.t.Errorf("the outside world changed:\n%s", strings.Join(diff, "\n"))
+}
+
+// TestScopeWorkflow: under own, an agent's everyday workflow works as
+// without a scope (create, split, run, capture, list, kill), its sessions
+// carry its owner mark, and nothing outside shows.
+func TestScopeWorkflow(t *testing.T) {
+	w := newScopeWorld(t)
+	e := w.env
+	before := w.snapshot()
+
+	var sess SessionInfo
+	e.ok("create_session", map[string]any{"session_name": "work"}, &sess)
+	if got := strings.TrimSpace(e.tmux.MustRun("show-options", "-t", "=work:", "-v", scope.OwnerOption)); got != StdioIdentity {
+		t.Fatalf("owner mark %q, want %q", got, StdioIdentity)
+	}
+	// No target: the first session inside, not the server's first
+	// ("ci-shared").
+	var info SessionInfo
+	e.ok("get_session_info", map[string]any{}, &info)
+	if info.SessionID != sess.SessionID {
+		t.Fatalf("get_session_info without a target: %s, want the first session inside, %s", info.SessionID, sess.SessionID)
+	}
+	var unnamed SessionInfo
+	e.ok("create_session", map[string]any{}, &unnamed)
+	if got := strings.TrimSpace(e.tmux.MustRun("show-options", "-t", unnamed.SessionID, "-v", scope.OwnerOption)); got != StdioIdentity {
+		t.Fatalf("owner mark of an unnamed session %q, want %q", got, StdioIdentity)
+	}
+	var split PaneInfo
+	e.ok("split_window", map[string]any{"session_name": "work"}, &split)
+	waitShell(t, e.tmux, split.PaneID)
+	var run RunCommandResult
+	e.ok("run_command", map[string]any{"pane_id": split.PaneID, "command": "echo scoped-$((6*7))", "timeout": 10}, &run)
+	if run.ExitStatus == nil || *run.ExitStatus != 0 || !strings.Contains(strings.Join(run.Output, "\n"), "scoped-42") {
+		t.Fatalf("run_command: %+v", run)
+	}
+	var capture string
+	e.ok("capture_pane", map[string]any{"pane_id": split.PaneID}, &capture)
+	if !strings.Contains(capture, "scoped-42") {
+		t.Fatalf("capture_pane: %q", capture)
+	}
+	var sessions []SessionInfo
+	e.list("list_sessions", map[string]any{}, &sessions)
+	var names []string
+	for _, s := range sessions {
+		names = append(names, *s.SessionName)
+	}
+	if strings.Join(names, ",") != *unnamed.SessionName+",work" {
+		t.Fatalf("list_sessions under own: %v", names)
+	}
+	var panes []PaneInfo
+	e.list("list_panes", map[string]any{}, &panes)
+	if len(panes) != 3 {
+		t.Fatalf("list_panes under own: %d panes, want 3 (work's two, the unnamed session's one)", len(panes))
+	}
+	var server ServerInfo
+	e.ok("get_server_info", map[string]any{}, &server)
+	if server.SessionCount == nil || *server.SessionCount != 2 {
+		t.Fatalf("get_server_info counts %v sessions, want the 2 inside", server.SessionCount)
+	}
+	var killed string
+	e.ok("kill_session", map[string]any{"session_name": "work"}, &killed)
+	e.ok("kill_session", map[string]any{"session_id": unnamed.SessionID}, &killed)
+	e.list("list_sessions", map[string]any{}, &sessions)
+	if len(sessions) != 0 {
+		t.Fatalf("after killing its sessions the caller lists %v", sessions)
+	}
+	if text, _ := e.fail("get_pane_info", map[string]any{}); !strings.Contains(text, "no session is in this caller's scope") {
+		t.Fatalf("a call with no target and nothing inside: %q", text)
+	}
+	w.unchanged(before)
+}
+
+// scopedClient connects another MCP client to e's server as the
+// authenticated client c (as the HTTP transport would mark it).
+func scopedClient(t *testing.T, e *env, c Client) *mcp.ClientSession {
+	t.Helper()
+	ms := e.srv.MCP()
+	ms.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			return next(WithClient(ctx, c), method, req)
+		}
+	})
+	ct, st := mcp.NewInMemoryTransports()
+	ss, err := ms.Connect(context.Background(), st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ss.Close() })
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-" + c.Name, Version: "0"}, nil).Connect(context.Background(), ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func scopeCall(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	return res
+}
+
+func sessionNamesOf(t *testing.T, res *mcp.CallToolResult) []string {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("list_sessions: %s", text(res))
+	}
+	var rows []SessionInfo
+	if err := json.Unmarshal([]byte(text(res)), &rows); err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, r := range rows {
+		out = append(out, *r.SessionName)
+	}
+	return out
+}
+
+// TestScopeIdentities: two callers with own, and one listing a prefix,
+// on one server: each sees only its own sessions; a client's own scope
+// wins over the server's.
+func TestScopeIdentities(t *testing.T) {
+	w := newScopeWorld(t, withScope(""))
+	alice := scopedClient(t, w.env, Client{Name: "alice", Scope: "own"})
+	bob := scopedClient(t, w.env, Client{Name: "bob", Scope: "own"})
+	ci := scopedClient(t, w.env, Client{Name: "ci", Scope: "sessions=ci-*"})
+	for cs, name := range map[*mcp.ClientSession]string{alice: "alice-work", bob: "bob-work"} {
+		if res := scopeCall(t, cs, "create_session", map[string]any{"session_name": name}); res.IsError {
+			t.Fatal(text(res))
+		}
+	}
+	if res := scopeCall(t, ci, "create_session", map[string]any{"session_name": "ci-build"}); res.IsError {
+		t.Fatal(text(res))
+	}
+	if res := scopeCall(t, ci, "create_session", map[string]any{"session_name": "other"}); !res.IsError || res.Meta["error_type"] != "OutOfScope" {
+		t.Fatalf("ci made a session outside its scope: %s", text(res))
+	}
+	for cs, want := range map[*mcp.ClientSession]string{alice: "alice-work", bob: "bob-work,secrets", ci: "ci-build,ci-shared"} {
+		if got := strings.Join(sessionNamesOf(t, scopeCall(t, cs, "list_sessions", nil)), ","); got != want {
+			t.Errorf("sees %q, want %q", got, want)
+		}
+	}
+	// The world marks "secrets" as bob's: a mark set by hand is as good
+	// as one set by create_session.
+	// The unscoped stdio client sees everything.
+	var all []SessionInfo
+	w.list("list_sessions", map[string]any{}, &all)
+	if len(all) != 7 {
+		t.Errorf("unscoped: %d sessions, want 7", len(all))
+	}
+	// alice cannot reach bob's session by name or id.
+	bobID := strings.TrimSpace(w.tmux.MustRun("display-message", "-p", "-t", "=bob-work:", "#{session_id}"))
+	for _, args := range []map[string]any{{"session_name": "bob-work"}, {"session_id": bobID}} {
+		res := scopeCall(t, alice, "get_session_info", args)
+		if !res.IsError || res.Meta["error_type"] != "TmuxObjectDoesNotExist" {
+			t.Errorf("alice get_session_info(%v): %s", args, text(res))
+		}
+	}
+}
