@@ -125,9 +125,12 @@ func (cs *callScope) phantomFor(kind byte, orig string) string {
 	}
 	n := len(cs.phantoms) + 1
 	var fake string
-	if kind == 'n' {
+	switch kind {
+	case 'n':
 		fake = fmt.Sprintf("tmux-mcp-outside-%s-%06d", phantomSeed(), n)
-	} else {
+	case 'i': // a window index: tmux takes at most 9 digits here (IsDigits)
+		fake = fmt.Sprintf("98765%04d", n)
+	default:
 		fake = fmt.Sprintf("%c4%09d", kind, n)
 	}
 	cs.phantoms = append(cs.phantoms, phantom{kind, fake, orig})
@@ -147,6 +150,10 @@ type scopeView struct {
 type viewSession struct {
 	id, name, owner string
 	in              bool
+	// mixed: the session holds a window that is outside (linked into an
+	// outside session too).
+	mixed   bool
+	indexes map[string]string // window index -> window id
 }
 
 // loadScopeView reads sock's sessions, windows and panes (one round trip)
@@ -154,7 +161,7 @@ type viewSession struct {
 // more). A server that is not running has nothing, so nothing is outside.
 func (c *Call) loadScopeView(ctx context.Context, sock tmux.Socket, sc scope.Scope, identity string) (*scopeView, error) {
 	v := &scopeView{byID: map[string]*viewSession{}, byName: map[string]*viewSession{}, windows: map[string]bool{}, panes: map[string]string{}}
-	fields := []string{"session_id", "window_id", "pane_id", "session_name"}
+	fields := []string{"session_id", "window_id", "window_index", "pane_id", "session_name"}
 	rows, err := c.tmux.Rows(ctx, sock, tmux.Command{"list-panes", "-a"}, fields)
 	if errors.Is(err, tmux.ErrNoServer) {
 		return v, nil
@@ -166,11 +173,12 @@ func (c *Call) loadScopeView(ctx context.Context, sock tmux.Socket, sc scope.Sco
 	for _, r := range rows {
 		s := v.byID[r["session_id"]]
 		if s == nil {
-			s = &viewSession{id: r["session_id"], name: r["session_name"]}
+			s = &viewSession{id: r["session_id"], name: r["session_name"], indexes: map[string]string{}}
 			v.byID[s.id], v.byName[s.name] = s, s
 			v.sessions = append(v.sessions, s)
 		}
 		w := r["window_id"]
+		s.indexes[r["window_index"]] = w
 		if len(holders[w]) == 0 || holders[w][len(holders[w])-1] != s {
 			holders[w] = append(holders[w], s)
 		}
@@ -190,6 +198,9 @@ func (c *Call) loadScopeView(ctx context.Context, sock tmux.Socket, sc scope.Sco
 			in = in && s.in
 		}
 		v.windows[w] = in
+		for _, s := range ss {
+			s.mixed = s.mixed || !in
+		}
 	}
 	return v, nil
 }
@@ -373,6 +384,50 @@ func (cs *callScope) defaultSession(args, props map[string]any) error {
 	return nil
 }
 
+// targetSession is the session args name when they name no pane or
+// window (nil for none, or one the view does not hold).
+func (cs *callScope) targetSession(args map[string]any) *viewSession {
+	for _, k := range []string{"pane_id", "window_id"} {
+		if v, _ := args[k].(string); v != "" {
+			return nil
+		}
+	}
+	var s *viewSession
+	if id, _ := args["session_id"].(string); id != "" {
+		if cid, ok := canonicalID('$', id); ok {
+			s = cs.view.byID[cid]
+		}
+	} else if name, _ := args["session_name"].(string); name != "" {
+		s = cs.view.byName[name]
+	}
+	return s
+}
+
+// hideIndex hides a window_index naming an outside window (one a person
+// linked into an inside session from an outside one) like any target.
+func (cs *callScope) hideIndex(args map[string]any) {
+	idx, _ := args["window_index"].(string)
+	if s := cs.targetSession(args); idx != "" && s != nil && s.in {
+		if w, ok := s.indexes[idx]; ok && !cs.view.windows[w] {
+			args["window_index"] = cs.phantomFor('i', idx)
+		}
+	}
+}
+
+// windowOfSession refuses a call that names a session holding an outside
+// window and leaves the window to tmux (its first or current one, or the
+// first pane of its first): tmux could pick that window.
+func (cs *callScope) windowOfSession(tool string, args map[string]any) error {
+	if idx, _ := args["window_index"].(string); idx != "" {
+		return nil
+	}
+	s := cs.targetSession(args)
+	if s == nil || !s.in || !s.mixed {
+		return nil
+	}
+	return scopeRefused("session %s holds a window shared with a session outside this caller's scope, and %s would let tmux pick the window: name window_id, window_index or pane_id", s.id, tool)
+}
+
 // scopeRefused is the answer of a tool, or of one use of a tool, that
 // reaches beyond the caller's sessions.
 func scopeRefused(format string, a ...any) *ToolError {
@@ -413,6 +468,12 @@ func (c *Call) applyScope(ctx context.Context, t *Tool, args map[string]any) (ma
 	props, _ := t.inSchema()["properties"].(map[string]any)
 	if rule.first {
 		if err := cs.defaultSession(args, props); err != nil {
+			return nil, nil, err
+		}
+	}
+	cs.hideIndex(args)
+	if rule.first && !rule.session {
+		if err := cs.windowOfSession(t.Name, args); err != nil {
 			return nil, nil, err
 		}
 	}

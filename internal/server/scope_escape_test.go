@@ -238,6 +238,24 @@ func TestScopeEscape(t *testing.T) {
 				}
 			}
 		}
+		if _, ok := props["window_index"]; ok {
+			// The outside window linked into the caller's session at 7.
+			r.pair(tool.Name, b, "window_index", "7", "99", func(m map[string]any, x string) {
+				m["session_name"], m["window_index"] = "work", x
+			})
+		}
+		if rule := scopeRules[tool.Name]; rule.first && !rule.session {
+			// "work" holds that window: a call naming only the session
+			// would let tmux pick it.
+			a := maps.Clone(b)
+			a["session_name"] = "work"
+			if res := r.call(tool.Name, a); res.Meta["error_type"] == "OutOfScope" {
+				r.row(tool.Name).refused++
+			} else {
+				r.fails++
+				t.Errorf("%s(%v) not refused: %s", tool.Name, a, text(res))
+			}
+		}
 		if _, ok := props["pane_id"]; ok {
 			for _, v := range w.outside.panes {
 				r.pair(tool.Name, b, "pane_id", v[:1]+"00"+v[1:], "%009999", nil)

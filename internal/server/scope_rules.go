@@ -27,6 +27,9 @@ type scopeRule struct {
 	// names: the tool's session_name names a session to make, not a
 	// target, so it is not hidden (create_session).
 	names bool
+	// session: the tool acts on the session itself (or makes a window in
+	// it), never on a window of it tmux would pick.
+	session bool
 }
 
 var (
@@ -55,7 +58,7 @@ var scopeRules = map[string]scopeRule{
 	"exit_copy_mode":        scopeFirst,
 	"find_pane_by_position": scopeFirst,
 	"get_pane_info":         scopeFirst,
-	"get_session_info":      scopeFirst,
+	"get_session_info":      {first: true, session: true},
 	"get_window_info":       scopeFirst,
 	"move_window":           scopeFirst,
 	"paste_buffer":          scopeFirst,
@@ -75,10 +78,10 @@ var scopeRules = map[string]scopeRule{
 	"split_window":          scopeFirst,
 	"wait_for_prompt":       scopeFirst,
 	"wait_for_text":         scopeFirst,
-	"create_window":         scopeFirst,
+	"create_window":         {first: true, session: true},
 	"capture_since":         {first: true, check: scopeCursor},
 	"display_message":       {first: true, check: scopeFormat},
-	"rename_session":        {first: true, check: scopeRename},
+	"rename_session":        {first: true, session: true, check: scopeRename},
 	"send_keys_batch":       {check: scopeKeyRows},
 
 	// Exact targets, no fallback.
@@ -142,7 +145,7 @@ func scopeCursor(_ context.Context, _ *Call, cs *callScope, args, _ map[string]a
 }
 
 // scopeKeyRows confines each row of send_keys_batch as a call of its own.
-func scopeKeyRows(_ context.Context, _ *Call, cs *callScope, args, _ map[string]any) error {
+func scopeKeyRows(_ context.Context, c *Call, cs *callScope, args, _ map[string]any) error {
 	ops, _ := args["operations"].([]any)
 	out := make([]any, len(ops))
 	for i, op := range ops {
@@ -162,6 +165,9 @@ func scopeKeyRows(_ context.Context, _ *Call, cs *callScope, args, _ map[string]
 			} else {
 				m["session_id"] = first.id
 			}
+		}
+		if err := cs.windowOfSession(c.Tool.Name, m); err != nil {
+			return err
 		}
 		out[i] = m
 	}
@@ -245,6 +251,13 @@ func scopeOption(ctx context.Context, c *Call, cs *callScope, args, _ map[string
 		cs.hide(args, "target", 'w')
 	case "pane":
 		cs.hide(args, "target", 'p')
+	}
+	if _, ok := args["target"].(string); !ok {
+		// pinTarget points it at the first session inside, whose current
+		// window (and its active pane) tmux picks.
+		if first := cs.view.first(); first != nil && first.mixed {
+			return scopeRefused("session %s holds a window shared with a session outside this caller's scope, and %s without a target would let tmux pick the window: name a target", first.id, c.Tool.Name)
+		}
 	}
 	name, _ := args["option"].(string)
 	if name == "" {

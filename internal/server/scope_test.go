@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"strings"
 	"testing"
 
@@ -347,6 +348,159 @@ func TestScopeIdentities(t *testing.T) {
 		res := scopeCall(t, alice, "get_session_info", args)
 		if !res.IsError || res.Meta["error_type"] != "TmuxObjectDoesNotExist" {
 			t.Errorf("alice get_session_info(%v): %s", args, text(res))
+		}
+	}
+}
+
+// TestScopeThroughHost: a scope holds on a remote host too (ssh to a
+// loopback sshd): the host's own sessions are invisible and answer as
+// missing ones, what the caller makes there carries its mark on that
+// host's server, and the local server is confined alike.
+func TestScopeThroughHost(t *testing.T) {
+	he := newHostEnv(t, withScope("own"))
+	e := he.env
+	var made SessionInfo
+	e.ok("create_session", on(map[string]any{"session_name": "agent"}), &made)
+	if got := strings.TrimSpace(he.box.MustRun("show-options", "-t", "=agent:", "-v", scope.OwnerOption)); got != StdioIdentity {
+		t.Fatalf("owner mark on the host %q", got)
+	}
+	var sessions []SessionInfo
+	e.list("list_sessions", on(map[string]any{}), &sessions)
+	if len(sessions) != 1 || *sessions[0].SessionName != "agent" {
+		t.Fatalf("sessions on the host: %+v", sessions)
+	}
+	e.list("list_sessions", map[string]any{}, &sessions)
+	if len(sessions) != 0 {
+		t.Fatalf("the local server's sessions show: %+v", sessions)
+	}
+	outside := map[string]string{"pane_id": "%0", "window_id": "@0", "session_id": "$0", "session_name": "main"}
+	missing := map[string]string{"pane_id": "%9999", "window_id": "@9999", "session_id": "$9999", "session_name": "no-such-session"}
+	n := 0
+	for _, tool := range []string{"capture_pane", "send_keys", "get_window_info", "kill_session", "kill_window", "kill_pane", "rename_session"} {
+		args := map[string]any{"keys": "echo hi", "new_name": "x"}
+		props, _ := e.srv.tool(tool).inSchema()["properties"].(map[string]any)
+		for key := range outside {
+			if _, ok := props[key]; !ok {
+				continue
+			}
+			a, b := on(maps.Clone(args)), on(maps.Clone(args))
+			a[key], b[key] = outside[key], missing[key]
+			got, want := e.call(tool, a), e.call(tool, b)
+			if normal(answer(got), outside[key]) != normal(answer(want), missing[key]) {
+				t.Errorf("%s %s=%s on the host: %s; a missing one: %s", tool, key, outside[key], answer(got), answer(want))
+			}
+			n++
+		}
+	}
+	if _, err := e.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "tmux://hosts/box/panes/%250"}); err == nil {
+		t.Errorf("the host's outside pane is readable as a resource")
+	}
+	if out := he.box.MustRun("list-sessions", "-F", "#{session_name}"); out != "agent\nmain" {
+		t.Errorf("the host's sessions now: %q", out)
+	}
+	t.Logf("%d attempts on the host's outside objects, each answered as a missing object", n)
+}
+
+// TestScopeRulesCoverRegistry: the rule table names only real tools, and
+// a tool without a rule is refused under a scope (fail closed) while it
+// works without one.
+func TestScopeRulesCoverRegistry(t *testing.T) {
+	known := map[string]bool{}
+	for _, tl := range append(allTools(), promptTools()...) {
+		known[tl.Name] = true
+	}
+	for name := range scopeRules {
+		if !known[name] {
+			t.Errorf("scopeRules names %q, which is no tool", name)
+		}
+	}
+	w := newScopeWorld(t, withScope(""))
+	scoped := scopedClient(t, w.env, Client{Name: "alice", Scope: "own"})
+	saved := scopeRules["get_server_info"]
+	delete(scopeRules, "get_server_info")
+	t.Cleanup(func() { scopeRules["get_server_info"] = saved })
+	if res := scopeCall(t, scoped, "get_server_info", nil); !res.IsError || res.Meta["error_type"] != "OutOfScope" || !strings.Contains(text(res), "has no rule") {
+		t.Errorf("a tool without a rule under a scope: %s", text(res))
+	}
+	w.ok("get_server_info", map[string]any{}, nil)
+}
+
+// TestScopeRefusals: what reaches the whole server is refused under a
+// scope, with OutOfScope; the same call on what is inside works.
+func TestScopeRefusals(t *testing.T) {
+	w := newScopeWorld(t)
+	var work SessionInfo
+	w.ok("create_session", map[string]any{"session_name": "work"}, &work)
+	pane := *work.ActivePaneID
+	for _, c := range []struct {
+		tool string
+		args map[string]any
+		ok   bool
+	}{
+		{"kill_server", map[string]any{}, false},
+		{"list_servers", map[string]any{}, false},
+		{"set_option", map[string]any{"option": "@x", "value": "1", "global_": true}, false},
+		{"set_option", map[string]any{"option": "@x", "value": "1", "scope": "server"}, false},
+		{"set_option", map[string]any{"option": "escape-time", "value": "0", "scope": "session", "target": "work"}, false},
+		{"set_option", map[string]any{"option": "escape", "value": "0", "scope": "session", "target": "work"}, false},
+		{"set_option", map[string]any{"option": "terminal-overrides[3]", "value": "x", "scope": "session", "target": "work"}, false},
+		{"set_option", map[string]any{"option": scope.OwnerOption, "value": "bob", "scope": "session", "target": "work"}, false},
+		{"show_option", map[string]any{"option": "escape-time"}, false},
+		{"show_option", map[string]any{"option": "status", "global_": true}, false},
+		{"show_hooks", map[string]any{"scope": "server"}, false},
+		{"show_environment", map[string]any{}, false},
+		{"set_environment", map[string]any{"name": "X", "value": "1"}, false},
+		{"create_session", map[string]any{}, true}, // own: any session it makes is its own
+		{"display_message", map[string]any{"pane_id": pane, "format_string": "#{S:#{session_name}}"}, false},
+		{"display_message", map[string]any{"pane_id": pane, "format_string": "#{client_session}"}, false},
+		{"set_option", map[string]any{"option": "@x", "value": "1", "scope": "session", "target": "work"}, true},
+		{"set_option", map[string]any{"option": "mode-keys", "value": "vi", "scope": "window"}, true}, // pinned to the first session inside
+		{"show_option", map[string]any{"option": "status", "scope": "session", "target": "work"}, true},
+		{"show_option", map[string]any{"option": scope.OwnerOption, "scope": "session", "target": "work"}, true},
+		{"show_environment", map[string]any{"session_name": "work"}, true},
+		{"set_environment", map[string]any{"session_name": "work", "name": "X", "value": "1"}, true},
+		{"display_message", map[string]any{"pane_id": pane, "format_string": "#{pane_id} ## #{session_name} #{window_index}"}, true},
+		{"get_server_info", map[string]any{}, true},
+		{"wait_for_channel", map[string]any{"channel": "c", "timeout": 0.1}, false}, // times out: an error, but not a refusal
+	} {
+		res := w.call(c.tool, c.args)
+		refused := res.IsError && res.Meta["error_type"] == "OutOfScope"
+		if c.ok && res.IsError || !c.ok && !refused && c.tool != "wait_for_channel" {
+			t.Errorf("%s(%v): %s (error_type %v), want ok=%v", c.tool, c.args, text(res), res.Meta["error_type"], c.ok)
+		}
+		if c.tool == "wait_for_channel" && refused {
+			t.Errorf("wait_for_channel refused under a scope: channels name no session")
+		}
+	}
+	var msg string
+	w.ok("display_message", map[string]any{"pane_id": pane, "format_string": "#{pane_id} ## #{session_name}"}, &msg)
+	if msg != pane+" # work" {
+		t.Errorf("display_message under a scope: %q", msg)
+	}
+}
+
+// TestScopeCombinations: own plus listed sessions, listing by id, and a
+// scope that cannot be read admits nothing.
+func TestScopeCombinations(t *testing.T) {
+	w := newScopeWorld(t, withScope(""))
+	editID := strings.TrimSpace(w.tmux.MustRun("display-message", "-p", "-t", "=person-edit:", "#{session_id}"))
+	for _, c := range []struct {
+		scope string
+		want  string
+	}{
+		{"own,sessions=main", "main,mine"},
+		{"sessions=" + editID + ",ci-*", "ci-shared,person-edit"},
+		{"sessions=*", "ci-shared,main,mine,person-edit,secrets"},
+		{"unreadable!", ""},
+	} {
+		cs := scopedClient(t, w.env, Client{Name: "alice", Scope: c.scope})
+		if c.scope == "own,sessions=main" {
+			if res := scopeCall(t, cs, "create_session", map[string]any{"session_name": "mine"}); res.IsError {
+				t.Fatal(text(res))
+			}
+		}
+		if got := strings.Join(sessionNamesOf(t, scopeCall(t, cs, "list_sessions", nil)), ","); got != c.want {
+			t.Errorf("scope %q sees %q, want %q", c.scope, got, c.want)
 		}
 	}
 }
