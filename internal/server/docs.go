@@ -50,6 +50,7 @@ func ToolsMarkdown() (string, error) {
 	}
 	b.WriteString("\n")
 	b.WriteString(foregroundDocs)
+	b.WriteString(scopeDocs)
 	for _, ts := range Toolsets {
 		var tools []*Tool
 		for _, t := range s.all {

@@ -593,6 +593,9 @@ var Differences = []Difference{
 		"an empty list from the wrong socket looks like a server without sessions; the hint says which socket was asked and why it may be the wrong one. The first block stays what the reference returns"},
 	{"kill-server-absent", "kill_server when no server runs on the socket", "success: \"Server killed successfully\"",
 		"an error saying no server runs there, with a hint to list_servers", "a success claim for a server that was never there hides a wrong socket"},
+	{"owner-mark", "a session create_session makes", "no options of its own",
+		"the session user option `@tmux-mcp-owner`: the caller's identity (`stdio`, the token's name, `oauth:SUBJECT`)",
+		"scope `own` finds the caller's sessions by it, on any server and after a restart (see Scope below)"},
 	{"inf-nan", "a number argument given as \"inf\" or \"nan\"", "accepted by validation, then refused by the tool (or printed as \"within nans\")",
 		"refused by validation", "JSON has no such number; an error either way"},
 }
