@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"maps"
 	"strings"
 	"testing"
@@ -502,5 +503,34 @@ func TestScopeCombinations(t *testing.T) {
 		if got := strings.Join(sessionNamesOf(t, scopeCall(t, cs, "list_sessions", nil)), ","); got != c.want {
 			t.Errorf("scope %q sees %q, want %q", c.scope, got, c.want)
 		}
+	}
+}
+
+// BenchmarkScopeOverhead is get_pane_info on the control engine without a
+// scope (the baseline), with sessions= (one more round trip: the view)
+// and with own (two: the view and the owner marks), on a server of 20
+// sessions of which the caller owns one.
+func BenchmarkScopeOverhead(b *testing.B) {
+	ts := tmuxtest.New(b)
+	for i := range 19 {
+		ts.MustRun("new-session", "-d", "-s", fmt.Sprintf("person-%02d", i))
+	}
+	ts.MustRun("set-option", "-t", "=main:", scope.OwnerOption, StdioIdentity)
+	for _, sc := range []string{"", "sessions=main", "own"} {
+		name := "scope=" + sc
+		if sc == "" {
+			name = "no-scope"
+		}
+		b.Run(name, func(b *testing.B) {
+			e := benchEnv(b, ts, "control")
+			e.srv.cfg.Scope = sc
+			args := &mcp.CallToolParams{Name: "get_pane_info", Arguments: map[string]any{"pane_id": "%0"}}
+			for b.Loop() {
+				res, err := e.cs.CallTool(context.Background(), args)
+				if err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+			}
+		})
 	}
 }
