@@ -534,3 +534,27 @@ func BenchmarkScopeOverhead(b *testing.B) {
 		})
 	}
 }
+
+// TestScopeOwnerMarkShadowed: only a session's own owner mark counts. A
+// value of the same option set globally, for the server, or on a window or
+// pane (which a #{@option} format would find first) makes nothing the
+// caller's.
+func TestScopeOwnerMarkShadowed(t *testing.T) {
+	w := newScopeWorld(t)
+	ts := w.tmux
+	ts.MustRun("set-option", "-g", scope.OwnerOption, StdioIdentity)
+	ts.MustRun("set-option", "-s", scope.OwnerOption, StdioIdentity)
+	ts.MustRun("set-option", "-g", "-w", scope.OwnerOption, StdioIdentity)
+	ts.MustRun("set-option", "-w", "-t", "=main:0", scope.OwnerOption, StdioIdentity)
+	ts.MustRun("set-option", "-p", "-t", "=person-edit:0.0", scope.OwnerOption, StdioIdentity)
+	var sessions []SessionInfo
+	w.list("list_sessions", map[string]any{}, &sessions)
+	if len(sessions) != 0 {
+		t.Fatalf("sessions the caller never made count as its own: %+v", sessions)
+	}
+	ts.MustRun("set-option", "-t", "=main:", scope.OwnerOption, StdioIdentity)
+	w.list("list_sessions", map[string]any{}, &sessions)
+	if len(sessions) != 1 || *sessions[0].SessionName != "main" {
+		t.Fatalf("a session marked by hand: %+v", sessions)
+	}
+}
