@@ -18,17 +18,25 @@ import (
 // tsClientDir holds the TypeScript SDK client check (scripts/ts-client).
 var tsClientDir = filepath.Join("..", "scripts", "ts-client")
 
-// tsClient returns the node binary, or skips the test when node or the
-// installed SDK is missing (CI does not install it: `npm ci` takes longer
-// than the rest of the HTTP tests; scripts/ts-client.sh installs and runs it).
+// tsClient returns the node binary. Where node or the installed SDK
+// (`npm ci --prefix scripts/ts-client`, which .ci/run and
+// scripts/ts-client.sh do) is missing the test skips, except under CI,
+// which installs both: there it fails.
 func tsClient(t *testing.T) string {
 	t.Helper()
+	missing := func(why string) {
+		t.Helper()
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s (.ci/run installs it)", why)
+		}
+		t.Skip(why)
+	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed; the TypeScript SDK client check needs node and `npm ci --prefix scripts/ts-client` (scripts/ts-client.sh does both steps)")
+		missing("node is not installed; the TypeScript SDK client check needs node and `npm ci --prefix scripts/ts-client` (scripts/ts-client.sh does both steps)")
 	}
 	if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		t.Skip("@modelcontextprotocol/sdk is not installed in scripts/ts-client; run `npm ci --prefix scripts/ts-client` or scripts/ts-client.sh")
+		missing("@modelcontextprotocol/sdk is not installed in scripts/ts-client; run `npm ci --prefix scripts/ts-client` or scripts/ts-client.sh")
 	}
 	return node
 }

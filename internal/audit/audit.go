@@ -43,6 +43,16 @@ type Record struct {
 	RequestID  string         `json:"request_id"`
 	Parent     string         `json:"parent_request_id,omitempty"` // set on calls nested in a batch
 	Args       map[string]any `json:"args"`
+
+	// A confirmation (the person asked before a call runs) adds records
+	// of its own: Event "confirm_question" with the question as sent,
+	// typed input digested (QuestionText), then "confirm_answer" with
+	// the Answer; ConfirmID ties them to each other across the rounds of
+	// a 2026-07-28 call.
+	Event     string `json:"event,omitempty"`
+	ConfirmID string `json:"confirm_id,omitempty"`
+	Question  string `json:"question,omitempty"`
+	Answer    string `json:"answer,omitempty"`
 }
 
 // Logger writes records as JSON lines; it is safe for concurrent use.

@@ -16,6 +16,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -178,6 +179,8 @@ Usage:
   tmux-mcp [flags] doctor                          check tmux, the socket, the caller and the configuration
   tmux-mcp docs [--check]                          regenerate docs/tools.md and the README tool table
                                                    (run at the repo root); --check only verifies them
+  tmux-mcp completion bash|zsh|fish                print a shell completion script
+  tmux-mcp man                                     print the manual page (roff)
   tmux-mcp --version | --help
 
 Register with a client, for example Claude Code:
@@ -252,7 +255,7 @@ var errUsage = errors.New("usage")
 
 // command is a parsed command line: the subcommand and its own arguments.
 type command struct {
-	name  string // serve, call, tools, doctor, docs, help
+	name  string // a subcommand's name (commands.go)
 	args  []string
 	raw   bool // call --raw
 	audit bool // call --audit
@@ -267,39 +270,18 @@ type command struct {
 // positional arguments and missing ones are usage errors; -h/--help
 // returns flag.ErrHelp.
 func parseCommand(rest []string) (command, error) {
-	cmd := command{name: "serve"}
+	cmd := command{name: subcommands[0].name}
 	if len(rest) > 0 {
 		cmd.name, rest = rest[0], rest[1:]
 	}
-	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	maxArgs, minArgs := 0, 0
-	serveValues := map[string]*string{}
-	switch cmd.name {
-	case "serve":
-		// Every setting may follow serve, as PRODUCT.md writes it:
-		// tmux-mcp serve --http 127.0.0.1:8765.
-		for _, st := range config.Settings {
-			v := new(string)
-			serveValues[st.Flag] = v
-			if st.Bool {
-				fs.Var(switchFlag{v}, st.Flag, st.Usage)
-			} else {
-				fs.StringVar(v, st.Flag, "", st.Usage)
-			}
-		}
-	case "doctor", "help":
-	case "call":
-		fs.BoolVar(&cmd.raw, "raw", false, "")
-		fs.BoolVar(&cmd.audit, "audit", false, "")
-		minArgs, maxArgs = 1, 2
-	case "tools":
-		fs.BoolVar(&cmd.stats, "stats", false, "")
-	case "docs":
-		fs.BoolVar(&cmd.check, "check", false, "")
-	default:
+	sc, ok := lookupSubcommand(cmd.name)
+	if !ok {
 		return cmd, fmt.Errorf("%w: unknown subcommand %q", errUsage, cmd.name)
 	}
+	minArgs, maxArgs := sc.minArgs, sc.maxArgs
+	// Every setting may follow serve, as PRODUCT.md writes it:
+	// tmux-mcp serve --http 127.0.0.1:8765.
+	fs, serveValues := subcommandFlags(sc, &cmd)
 	if err := fs.Parse(rest); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return cmd, err
@@ -320,8 +302,13 @@ func parseCommand(rest []string) (command, error) {
 		return cmd, fmt.Errorf("%w: %s takes no arguments, got %d", errUsage, cmd.name, len(cmd.args))
 	case len(cmd.args) > maxArgs:
 		return cmd, fmt.Errorf("%w: %s takes at most %d arguments, got %d", errUsage, cmd.name, maxArgs, len(cmd.args))
-	case len(cmd.args) < minArgs:
+	case len(cmd.args) < minArgs && cmd.name == "call":
 		return cmd, fmt.Errorf("%w: %s needs a tool name: tmux-mcp call [--raw] [--audit] TOOL ['JSON']", errUsage, cmd.name)
+	case len(cmd.args) < minArgs:
+		return cmd, fmt.Errorf("%w: %s needs an argument: tmux-mcp %s %s", errUsage, cmd.name, cmd.name, sc.args)
+	}
+	if cmd.name == "completion" && !slices.Contains(completionShells, cmd.args[0]) {
+		return cmd, fmt.Errorf("%w: completion: no script for %q (shells: %s)", errUsage, cmd.args[0], strings.Join(completionShells, ", "))
 	}
 	if cmd.name == "call" && len(cmd.args) == 2 && !json.Valid([]byte(cmd.args[1])) {
 		return cmd, fmt.Errorf("%w: call: the arguments are not valid JSON", errUsage)
@@ -357,20 +344,7 @@ func logErrors(logger *slog.Logger, err error) {
 // work failed (a tool error, a doctor finding), 2 for a usage error or an
 // invalid configuration.
 func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv config.Getenv) int {
-	fs := flag.NewFlagSet("tmux-mcp", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	showVersion := fs.Bool("version", false, "")
-	values := map[string]*string{}
-	for _, st := range config.Settings {
-		v := new(string)
-		values[st.Flag] = v
-		if st.Bool {
-			fs.Var(switchFlag{v}, st.Flag, st.Usage)
-		} else {
-			fs.StringVar(v, st.Flag, "", st.Usage)
-		}
-	}
+	fs, values, showVersion := globalFlags()
 	usageError := func(err error) int {
 		newLogger(stderr, false).Error(strings.TrimPrefix(err.Error(), "usage: "), "help", "tmux-mcp --help")
 		return 2
@@ -393,6 +367,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	if err != nil {
 		return usageError(err)
+	}
+	// Neither needs the configuration: they print what the binary is.
+	switch cmd.name {
+	case "completion":
+		return printCompletion(stdout, cmd.args[0], stderr)
+	case "man":
+		return printMan(stdout, stderr)
 	}
 	flags := map[string]string{}
 	fs.Visit(func(f *flag.Flag) {
@@ -722,6 +703,7 @@ func doctor(ctx context.Context, cfg config.Config, stdout io.Writer) int {
 	default:
 		say("scope", "%s, as identity %s on a stdio server (a guard against mistakes, not a sandbox)%s", cfg.Scope, server.StdioIdentity, from("scope"))
 	}
+	say("confirmation", "%s%s", cfg.ConfirmSummary(), from("confirm"))
 	doctorHTTP(ctx, cfg, say)
 	if !doctorHosts(ctx, cfg, say) {
 		ok = false

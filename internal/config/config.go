@@ -143,6 +143,12 @@ type Config struct {
 	// syntax; "" or "none" is no scope. Load checks it.
 	Scope string
 
+	// Confirm is which calls ask the person first (confirm.go); with
+	// ConfirmFallbackAllow, a client that cannot be asked runs them
+	// unasked instead of being refused (only when Confirm was set).
+	Confirm              Confirm
+	ConfirmFallbackAllow bool
+
 	// HTTP holds the settings of serve --http; zero values are defaults.
 	HTTP HTTP
 
@@ -229,6 +235,8 @@ var Settings = []Setting{
 	{Flag: "oauth-audience", Env: "TMUX_MCP_OAUTH_AUDIENCE", Default: "this server's /mcp URL", Usage: "the aud a JWT must carry", HTTP: true},
 	{Flag: "oauth-scope-tiers", Env: "TMUX_MCP_OAUTH_SCOPE_TIERS", Default: "tmux:read=readonly,tmux:write=mutating,tmux:admin=destructive", Usage: "comma-separated scope=tier pairs mapping JWT scopes to safety tiers", HTTP: true},
 	{Flag: "oauth-session-scope", Env: "TMUX_MCP_OAUTH_SESSION_SCOPE", Default: "--scope's", Usage: "the sessions OAuth callers may reach, as --scope (own: each subject its own sessions)", HTTP: true},
+	{Flag: "confirm", Env: "TMUX_MCP_CONFIRM", Default: "destructive if the client supports elicitation, else off", Usage: "ask the person (MCP elicitation) before these calls run: destructive, mutating or off"},
+	{Flag: "confirm-fallback", Env: "TMUX_MCP_CONFIRM_FALLBACK", Default: "refuse", Usage: "with --confirm set, a client without elicitation: refuse the call, or allow it unasked"},
 	{Flag: "hosts", Env: "TMUX_MCP_HOSTS", Default: "none", Usage: "remote tmux hosts over ssh: comma-separated name=destination[?tmux=BIN&socket=NAME]"},
 	{Flag: "ssh-command", Env: "TMUX_MCP_SSH_COMMAND", Default: "ssh", Usage: "the ssh invocation for remote hosts, split into words without a shell (e.g. \"ssh -F file\")"},
 }
@@ -336,6 +344,12 @@ func Load(env Getenv, flags map[string]string) (Config, []Warning, error) {
 			c.HTTP.OAuthScopeTiers, err = parseScopeTiers(v, src)
 		case "oauth-session-scope":
 			c.HTTP.OAuthScope, err = parseScope(v, src)
+		case "confirm":
+			c.Confirm, err = ParseConfirm(v, src)
+		case "confirm-fallback":
+			var refuse bool
+			refuse, err = ParseConfirmFallback(v, src)
+			c.ConfirmFallbackAllow = !refuse
 		case "hosts":
 			c.Hosts, err = ParseHosts(v, src)
 		case "ssh-command":
@@ -360,6 +374,7 @@ func Load(env Getenv, flags map[string]string) (Config, []Warning, error) {
 	}
 	c.Caller = ParseCaller(env("TMUX"), env("TMUX_PANE"))
 	c.TmuxTmpdir = env("TMUX_TMPDIR")
+	warns = append(warns, c.confirmWarnings()...)
 	return c, warns, errors.Join(errs...)
 }
 

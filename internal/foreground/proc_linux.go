@@ -19,6 +19,7 @@ import (
 // (never holding it open). It spawns nothing.
 func Inspect(t Target, o Options) Report {
 	r := newProcReader(o)
+	defer r.close()
 	s := r.collect(t)
 	rep := decide(s)
 	rep.At = time.Now()
@@ -31,6 +32,7 @@ func Supported() bool { return true }
 // procReader reads /proc with one reusable buffer and no allocation per
 // small file beyond what parsing keeps.
 type procReader struct {
+	taskDirs  map[int]int // open /proc/PID/task directories, by pid
 	root      string
 	noSyscall bool
 	buf       []byte
@@ -46,6 +48,40 @@ func newProcReader(o Options) *procReader {
 	return &procReader{root: root, noSyscall: o.NoSyscall, buf: make([]byte, 4096)}
 }
 
+// close closes the directories the reader holds open.
+func (r *procReader) close() {
+	for _, fd := range r.taskDirs {
+		unix.Close(fd)
+	}
+	r.taskDirs = nil
+}
+
+// readTask reads a thread's file relative to its process's open task
+// directory: the kernel then looks up two names instead of the whole
+// /proc path, which is most of the cost of a small /proc file.
+func (r *procReader) readTask(pid, tid int, file string) ([]byte, error) {
+	dfd, ok := r.taskDirs[pid]
+	if !ok {
+		var err error
+		if dfd, err = unix.Open(r.procPath(pid, "task"), unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0); err != nil {
+			return nil, err
+		}
+		if r.taskDirs == nil {
+			r.taskDirs = map[int]int{}
+		}
+		r.taskDirs[pid] = dfd
+	}
+	b := make([]byte, 0, 32)
+	b = strconv.AppendInt(b, int64(tid), 10)
+	b = append(b, '/')
+	b = append(b, file...)
+	fd, err := unix.Openat(dfd, string(b), unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	return r.readFD(fd)
+}
+
 // readFile reads a small file into the reader's buffer; the result is
 // valid until the next read.
 func (r *procReader) readFile(path string) ([]byte, error) {
@@ -53,6 +89,11 @@ func (r *procReader) readFile(path string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return r.readFD(fd)
+}
+
+// readFD reads fd to its end into the reader's buffer and closes it.
+func (r *procReader) readFD(fd int) ([]byte, error) {
 	defer unix.Close(fd)
 	n := 0
 	for {
@@ -82,18 +123,6 @@ func (r *procReader) procPath(pid int, parts ...string) string {
 		b = append(b, '/')
 		b = append(b, p...)
 	}
-	return string(b)
-}
-
-func (r *procReader) taskPath(pid, tid int, file string) string {
-	b := make([]byte, 0, 64)
-	b = append(b, r.root...)
-	b = append(b, '/')
-	b = strconv.AppendInt(b, int64(pid), 10)
-	b = append(b, "/task/"...)
-	b = strconv.AppendInt(b, int64(tid), 10)
-	b = append(b, '/')
-	b = append(b, file...)
 	return string(b)
 }
 
@@ -246,7 +275,7 @@ func (r *procReader) member(f statFields) *Proc {
 		}
 		t := &Thread{TID: tid, Syscall: syscallUnknown}
 		if byWchan {
-			b, err := r.readFile(r.taskPath(f.pid, tid, "wchan"))
+			b, err := r.readTask(f.pid, tid, "wchan")
 			if err != nil {
 				continue // ended meanwhile
 			}
@@ -259,12 +288,12 @@ func (r *procReader) member(f statFields) *Proc {
 			default:
 				t.State = 'S'
 				if !r.noSyscall && wchanAmbiguous(t.Wchan) {
-					if b, err := r.readFile(r.taskPath(f.pid, tid, "syscall")); err == nil {
+					if b, err := r.readTask(f.pid, tid, "syscall"); err == nil {
 						t.Syscall, t.Args = parseSyscall(b)
 					}
 				}
 			}
-		} else if b, err := r.readFile(r.taskPath(f.pid, tid, "stat")); err == nil {
+		} else if b, err := r.readTask(f.pid, tid, "stat"); err == nil {
 			if tf, ok := parseStat(b); ok {
 				t.State = tf.state
 			}
@@ -279,7 +308,7 @@ func (r *procReader) member(f statFields) *Proc {
 // runs reads how many times a thread was scheduled and the CPU time it
 // used (schedstat's third and first fields).
 func (r *procReader) runs(pid, tid int) (runs, cpu uint64, ok bool) {
-	b, err := r.readFile(r.taskPath(pid, tid, "schedstat"))
+	b, err := r.readTask(pid, tid, "schedstat")
 	if err != nil {
 		return 0, 0, false
 	}
@@ -300,7 +329,7 @@ func (r *procReader) recheck(refs []threadRef) (bool, bool) {
 
 // lastRan reads when a thread last ran, in the sched clock's ms.
 func (r *procReader) lastRan(pid, tid int) float64 {
-	b, err := r.readFile(r.taskPath(pid, tid, "sched"))
+	b, err := r.readTask(pid, tid, "sched")
 	if err != nil {
 		return 0
 	}
@@ -365,7 +394,7 @@ func (r *procReader) children(f statFields) []int {
 	}
 	var out []int
 	for _, tid := range tids {
-		b, err := r.readFile(r.taskPath(f.pid, tid, "children"))
+		b, err := r.readTask(f.pid, tid, "children")
 		if err != nil {
 			continue
 		}
@@ -637,13 +666,13 @@ func (r *procReader) loadWait(p *Proc, t *Thread) {
 		return
 	}
 	t.waitRead = true
-	if b, err := r.readFile(r.taskPath(p.PID, t.TID, "wchan")); err == nil {
+	if b, err := r.readTask(p.PID, t.TID, "wchan"); err == nil {
 		t.Wchan = string(bytes.TrimSpace(b))
 	}
 	// The system call adds nothing where the wait channel already names a
 	// wait on something else (a futex, a timer, a child).
 	if !r.noSyscall && wchanAmbiguous(t.Wchan) {
-		if b, err := r.readFile(r.taskPath(p.PID, t.TID, "syscall")); err == nil {
+		if b, err := r.readTask(p.PID, t.TID, "syscall"); err == nil {
 			t.Syscall, t.Args = parseSyscall(b)
 		}
 	}

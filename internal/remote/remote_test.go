@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -83,6 +84,7 @@ func checkNoChildren(t *testing.T, r *rig) {
 	for {
 		kids := sshtest.Children()
 		clients, _ := r.ts.Run("list-clients", "-F", "#{client_pid} #{client_control_mode}")
+		clients = ourClients(clients)
 		if len(kids) == 0 && strings.TrimSpace(clients) == "" {
 			return
 		}
@@ -92,6 +94,34 @@ func checkNoChildren(t *testing.T, r *rig) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// ourClients keeps the clients this test process started (through its
+// sshd): another test package running at the same time can attach to any
+// server in the shared socket directory (list_servers probes them all),
+// and its clients are not this test's leftovers.
+func ourClients(clients string) string {
+	var keep []string
+	for _, line := range strings.Split(strings.TrimSpace(clients), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		pid := strings.Fields(line)[0]
+		for i := 0; i < 16 && pid != "" && pid != "0" && pid != "1"; i++ {
+			if pid == strconv.Itoa(os.Getpid()) {
+				keep = append(keep, line)
+				break
+			}
+			stat, err := os.ReadFile("/proc/" + pid + "/stat")
+			if err != nil {
+				keep = append(keep, line) // gone or unreadable: count it
+				break
+			}
+			s := string(stat)
+			pid = strings.Fields(s[strings.LastIndexByte(s, ')')+1:])[1]
+		}
+	}
+	return strings.Join(keep, "\n")
 }
 
 // psTree describes each left-behind client and its ancestors (for the

@@ -35,6 +35,9 @@ func (s *Server) auditCall(ctx context.Context, tool string, req *mcp.CallToolRe
 		Parent:     parent,
 		Args:       audit.Redact(args),
 	}
+	if res != nil && res.InputRequests != nil {
+		r.Outcome = "input_required" // a question went back; the call runs when it is answered
+	}
 	if res != nil && res.IsError {
 		r.Outcome = "error"
 		r.ErrorType, _ = res.Meta["error_type"].(string)

@@ -429,6 +429,13 @@ func (s *Server) invoke(ctx context.Context, t *Tool, req *mcp.CallToolRequest, 
 	if err := c.bindHost(hostArg(args)); err != nil {
 		return errorResult(toToolError(err))
 	}
+	if parent == "" {
+		// Ask the person first where they want to be asked (confirm.go);
+		// a batch asks once for its rows, which run unasked.
+		if r := c.confirm(ctx, args); r != nil {
+			return r
+		}
+	}
 	res, err = s.safeCall(ctx, t, c, args)
 	if err != nil && t.Tier == config.Readonly && !t.SelfBounded && retryable(err) {
 		s.log.Warn("retrying read-only tool after a transient tmux failure", "tool", t.Name, "error", err)

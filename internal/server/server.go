@@ -60,6 +60,8 @@ type Server struct {
 	fgOptions     foreground.Options // how panes are inspected (Options.Foreground)
 
 	scopes sync.Map // scope text -> scope.Scope, parsed once (scope.go)
+	confirmOnce sync.Once
+	confirmSt   *confirmStore // questions awaiting the person's answer (confirm_state.go)
 }
 
 // Options are the collaborators of a Server.
@@ -591,6 +593,10 @@ var Differences = []Difference{
 	{"no-server-hint", "list_sessions when no server runs on the socket", "one block: the empty array",
 		"the empty array as the first block, then a second text block naming the socket and saying that a client such as the MCP Inspector passes a stdio server only whitelisted environment variables (`-e TMUX_MCP_SOCKET=...`)",
 		"an empty list from the wrong socket looks like a server without sessions; the hint says which socket was asked and why it may be the wrong one. The first block stays what the reference returns"},
+	{"confirm-kill", "kill_server, kill_session, kill_window, kill_pane (and a batch holding one) called by a client that declares MCP elicitation",
+		"run at once",
+		"run only once the person accepts a question (elicitation) naming the session, its windows, the panes and the programs in them; declined, dismissed or unanswered within the wait ceiling: error `ConfirmationDeclined`, nothing killed. `TMUX_MCP_CONFIRM` sets which calls ask (destructive, mutating, off); clients without elicitation are not asked unless it is set",
+		"the agent picked the target; the person sees what it is before it is gone (issue 23). See \"Confirmation\" below"},
 	{"kill-server-absent", "kill_server when no server runs on the socket", "success: \"Server killed successfully\"",
 		"an error saying no server runs there, with a hint to list_servers", "a success claim for a server that was never there hides a wrong socket"},
 	{"owner-mark", "a session create_session makes", "no options of its own",

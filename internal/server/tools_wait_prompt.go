@@ -123,11 +123,12 @@ type fgWait struct {
 	// sawBusy: the foreground was seen not waiting during this wait;
 	// idleSince: the first of the looks that have all seen it waiting,
 	// untouched, since (wait_for_prompt's confirmation).
-	sawBusy   bool
-	idleSince *foreground.Report
-	dec       termtext.Decoder
-	line      atomic.Pointer[string] // newest output line, for progress
-	secret    bool
+	sawBusy    bool
+	idleSince  *foreground.Report
+	confirmFor time.Duration
+	dec        termtext.Decoder
+	line       atomic.Pointer[string] // newest output line, for progress
+	secret     bool
 	// received counts the output bytes the wait's stream delivered; raw
 	// keeps the last promptRawMax of them (send_and_wait's answer after a
 	// full-screen program ends).
@@ -322,7 +323,7 @@ func (w *fgWait) run(ctx context.Context, first time.Duration) string {
 				step++
 			}
 			if w.idleSince != nil {
-				if left := promptConfirm - time.Since(w.idleSince.At); left > 0 && left < next {
+				if left := w.confirmFor - time.Since(w.idleSince.At); left > 0 && left < next {
 					next = left + time.Millisecond/2
 				}
 			}
@@ -386,6 +387,10 @@ const promptRawMax = 1 << 20
 // and a shell or REPL looks idle until they do.
 var promptConfirm = 30 * time.Millisecond
 
+// promptSettle is how long a program back at its read after some work must
+// stay there, untouched and silent, before the wait believes it.
+var promptSettle = 2 * time.Millisecond
+
 // ready: the foreground waits for input with nothing typed left unread,
 // and (after send_and_wait typed) it has taken what was typed: it woke
 // since (its scheduling count moved, or another group has the terminal),
@@ -397,22 +402,27 @@ func (w *fgWait) ready(r foreground.Report) bool {
 	}
 	b := w.before
 	switch {
-	case b == nil && w.sawBusy:
-		return true // it was busy during the wait and waits again
-	case b == nil:
-		// Waiting since the wait began: true once it has kept waiting,
-		// untouched, for promptConfirm.
-		if w.idleSince == nil || w.idleSince.Pgrp != r.Pgrp || (r.Runs != 0 && w.idleSince.Runs != r.Runs) {
-			w.idleSince = &r
-			return false
-		}
-		return r.At.Sub(w.idleSince.At) >= promptConfirm
-	case r.Pgrp != b.Pgrp:
-		return true
-	case r.Runs != 0 && b.Runs != 0 && r.Runs != b.Runs:
-		return true
+	case b == nil && !w.sawBusy:
+		// Waiting since the wait began: keys typed just before the call
+		// may not have reached it yet.
+		w.confirmFor = promptConfirm
+	case b == nil, r.Pgrp != b.Pgrp, r.Runs != 0 && b.Runs != 0 && r.Runs != b.Runs:
+		// Back at its read after some work (the input taken).
+		w.confirmFor = promptSettle
+	case time.Since(w.start) >= promptInputSettle:
+		w.confirmFor = 0 // typed input that woke nothing: a partial line
+	default:
+		return false // the input has not reached it yet
 	}
-	return time.Since(w.start) >= promptInputSettle
+	// Believed once it has kept waiting, its reader untouched and the pane
+	// silent, for confirmFor: a program can return to its read for a
+	// moment while work it started finishes elsewhere (Node's REPL
+	// evaluates after an inspector round trip), and then print.
+	if w.idleSince == nil || w.idleSince.Pgrp != r.Pgrp || (r.Runs != 0 && w.idleSince.Runs != r.Runs) || w.lastEvent.After(w.idleSince.At) {
+		w.idleSince = &r
+		return w.confirmFor == 0
+	}
+	return r.At.Sub(w.idleSince.At) >= w.confirmFor
 }
 
 func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitResult, error) {

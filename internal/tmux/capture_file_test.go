@@ -204,6 +204,12 @@ func TestControlCaptureSaveFails(t *testing.T) {
 func TestControlCaptureManyGoOverTextConnection(t *testing.T) {
 	t.Parallel()
 	srv := tmuxtest.New(t)
+	// The pane's shell draws its prompt a moment after the server starts:
+	// both captures must see the same screen.
+	tmuxtest.WaitFor(t, 10*time.Second, func() bool {
+		out, _ := srv.Run("capture-pane", "-p", "-t", "%0")
+		return strings.TrimSpace(out) != ""
+	})
 	ctl, conns, spawns := controlRunner(t, srv)
 	if _, err := ctl.Run(context.Background(), srv.Socket, tmux.Command{"display-message", "-p", "warm"}); err != nil {
 		t.Fatal(err)

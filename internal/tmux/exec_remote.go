@@ -333,7 +333,19 @@ func (r *ExecRunner) runRemote(ctx context.Context, sock Socket, cmds []Command)
 		if at := bytes.Index(out, stdout.mark); at >= 0 {
 			tail = out[at+len(stdout.mark):]
 		}
-		msg = strings.TrimPrefix(lastLine(string(tail)), "-:1: ")
+		// The terminal echoes our input line whenever the line discipline
+		// gets to it, before or after tmux's error: that line is never the
+		// error.
+		var lines []string
+		for _, l := range strings.Split(strings.ReplaceAll(string(tail), "\r", ""), "\n") {
+			if l = strings.TrimSpace(strings.TrimLeft(l, "\x04")); l != "" && l != text {
+				lines = append(lines, l)
+			}
+		}
+		msg = ""
+		if len(lines) > 0 {
+			msg = strings.TrimPrefix(lines[len(lines)-1], "-:1: ")
+		}
 	}
 	switch {
 	case killed && !started:
