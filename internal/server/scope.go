@@ -437,6 +437,24 @@ func scopeRefused(format string, a ...any) *ToolError {
 	return te
 }
 
+// scopeRefusal is applyScope's refusal of a tool itself (no rule, or one
+// that reaches the whole server), which needs no tmux: invoke asks it
+// before a question is put to the person (confirm.go), who is not asked
+// about a call that will not run.
+func (c *Call) scopeRefusal(ctx context.Context, t *Tool) error {
+	if c.callerScope(ctx).None() {
+		return nil
+	}
+	rule, ok := scopeRules[t.Name]
+	switch {
+	case !ok:
+		return scopeRefused("%s has no rule confining it to this caller's sessions, so it is refused while a scope is set", t.Name)
+	case rule.refuse != "":
+		return scopeRefused("%s is refused while a scope is set: %s", t.Name, rule.refuse)
+	}
+	return nil
+}
+
 // applyScope confines one call (see the top of this file): it returns the
 // arguments to run the tool with, and fix, which puts outside objects back
 // into the answer. With no scope it costs nothing and changes nothing.
@@ -445,13 +463,10 @@ func (c *Call) applyScope(ctx context.Context, t *Tool, args map[string]any) (ma
 	if sc.None() {
 		return args, nil, nil
 	}
-	rule, ok := scopeRules[t.Name]
-	if !ok {
-		return nil, nil, scopeRefused("%s has no rule confining it to this caller's sessions, so it is refused while a scope is set", t.Name)
+	if err := c.scopeRefusal(ctx, t); err != nil {
+		return nil, nil, err
 	}
-	if rule.refuse != "" {
-		return nil, nil, scopeRefused("%s is refused while a scope is set: %s", t.Name, rule.refuse)
-	}
+	rule := scopeRules[t.Name]
 	if rule.free {
 		return args, nil, nil
 	}
@@ -568,7 +583,11 @@ func (c *Call) scopeRows(rows []tmux.Row, key string) []tmux.Row {
 	if c.scope == nil {
 		return rows
 	}
-	v := c.scope.view
+	return c.scope.view.keep(rows, key)
+}
+
+// keep is scopeRows with this view.
+func (v *scopeView) keep(rows []tmux.Row, key string) []tmux.Row {
 	out := rows[:0:0]
 	for _, r := range rows {
 		var keep bool

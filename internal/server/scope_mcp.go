@@ -92,6 +92,19 @@ func (c *Call) scopeSubscription(ctx context.Context, ref resourceRef, sock tmux
 	return nil
 }
 
+// scopeListing keeps the rows of a pane listing (one row per session and
+// pane) that are inside the caller's scope, for the questions put to the
+// person before a call (confirm_describe.go): an outside target is
+// described as a missing one, and a batch row on another host or socket is
+// judged by that server's view.
+func (c *Call) scopeListing(ctx context.Context, sock tmux.Socket, rows []tmux.Row) ([]tmux.Row, error) {
+	v, err := c.scopedView(ctx, sock)
+	if err != nil || v == nil {
+		return rows, err
+	}
+	return v.keep(rows, "pane_id"), nil
+}
+
 // scopeCompletion confines a completion to the caller's scope: it sets
 // the call's view, so the listings complete reads are kept to it
 // (scopeRows). ok is false when the caller is scoped and its server could

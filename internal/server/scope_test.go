@@ -558,3 +558,59 @@ func TestScopeOwnerMarkShadowed(t *testing.T) {
 		t.Fatalf("a session marked by hand: %+v", sessions)
 	}
 }
+
+// TestScopeConfirm: confirmation (confirm.go) under a scope. A refused
+// tool is refused before the person is asked; a call on an outside object
+// is described in the question exactly as one on a missing object (the
+// person is asked the same question, and it names nothing outside), alone
+// or as a batch row.
+func TestScopeConfirm(t *testing.T) {
+	ts, victim := victimWorld(t) // "main" and "victim": the person's
+	a := newAsker("decline")
+	e, _ := confirmEnv(t, ts, protoLegacy, &mcp.ClientOptions{ElicitationHandler: a.handle}, func(c *configT) { c.Scope = "own" })
+	e.ok("create_session", map[string]any{"session_name": "work"}, nil)
+	if res := e.call("kill_server", map[string]any{}); errType(res) != "OutOfScope" || len(a.questions()) != 0 {
+		t.Fatalf("kill_server under a scope: %s, questions %q", text(res), a.questions())
+	}
+	ask := func(tool string, args map[string]any) string {
+		t.Helper()
+		n := len(a.questions())
+		e.call(tool, args)
+		qs := a.questions()
+		if len(qs) != n+1 {
+			t.Fatalf("%s(%v): %d questions, want one", tool, args, len(qs)-n)
+		}
+		return qs[n]
+	}
+	victimPane := strings.TrimSpace(ts.MustRun("display-message", "-p", "-t", "=victim:", "#{pane_id}"))
+	for _, c := range []struct {
+		tool             string
+		key              string
+		outside, missing string
+	}{
+		{"kill_session", "session_name", "victim", "no-such-session"},
+		{"kill_session", "session_id", victim, "$9999"},
+		{"kill_pane", "pane_id", victimPane, "%9999"},
+	} {
+		got := ask(c.tool, map[string]any{c.key: c.outside})
+		want := ask(c.tool, map[string]any{c.key: c.missing})
+		if strings.ReplaceAll(got, c.outside, "<X>") != strings.ReplaceAll(want, c.missing, "<X>") {
+			t.Errorf("%s %s=%s is asked about unlike a missing one:\n%s\n---\n%s", c.tool, c.key, c.outside, got, want)
+		}
+		for _, s := range []string{"editor", "build", "cat", "sleep"} {
+			if strings.Contains(got, s) {
+				t.Errorf("the question about %s names %q of the outside session:\n%s", c.outside, s, got)
+			}
+		}
+	}
+	batch := func(pane string) map[string]any {
+		return map[string]any{"operations": []any{map[string]any{"tool": "kill_pane", "arguments": map[string]any{"pane_id": pane}}}}
+	}
+	got, want := ask("call_destructive_tools_batch", batch(victimPane)), ask("call_destructive_tools_batch", batch("%9999"))
+	if strings.ReplaceAll(got, victimPane, "<X>") != strings.ReplaceAll(want, "%9999", "<X>") {
+		t.Errorf("a batch row on an outside pane is asked about unlike a missing one:\n%s\n---\n%s", got, want)
+	}
+	if !hasSession(ts, "victim") {
+		t.Fatal("the outside session is gone")
+	}
+}

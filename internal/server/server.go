@@ -59,7 +59,7 @@ type Server struct {
 	promptRowC    *promptRowCache    // panes send_and_wait typed into (tools_wait_prompt.go)
 	fgOptions     foreground.Options // how panes are inspected (Options.Foreground)
 
-	scopes sync.Map // scope text -> scope.Scope, parsed once (scope.go)
+	scopes      sync.Map // scope text -> scope.Scope, parsed once (scope.go)
 	confirmOnce sync.Once
 	confirmSt   *confirmStore // questions awaiting the person's answer (confirm_state.go)
 }
