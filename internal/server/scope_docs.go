@@ -39,6 +39,8 @@ completion:
 - Still available: ` + "`wait_for_channel`" + ` and ` + "`signal_channel`" + ` (a channel names no session), the buffer tools (they only
   ever reach the caller's own ` + "`load_buffer`" + ` buffers), ` + "`wait_for_run`" + ` (the caller's own run_ids) and the prompts.
 - A tool without a scope rule (one added later) is refused under any scope until it gets one: fail closed.
+- A question put to the person before a call (Confirmation, below) names nothing outside either: a call on an outside
+  object is asked about as one on a missing object, and a refused tool is refused before anyone is asked.
 
 A scope applies on every socket and every ` + "`host`" + `: each tmux server's sessions are judged by the same rule, on that
 server. It costs each call one extra tmux round trip (two with ` + "`own`" + `, which reads the owner marks).
