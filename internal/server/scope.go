@@ -354,10 +354,11 @@ func (cs *callScope) hideTargets(args map[string]any) {
 	}
 }
 
-// namesTarget reports whether args name a pane, window or session: a
-// call that names none falls back to the server's first session.
+// namesTarget reports whether args name a pane, window or session (a
+// capture_since cursor names its pane): a call that names none falls back
+// to the server's first session.
 func namesTarget(args map[string]any) bool {
-	for _, k := range []string{"pane_id", "window_id", "session_id", "session_name"} {
+	for _, k := range []string{"pane_id", "window_id", "session_id", "session_name", "cursor"} {
 		if v, _ := args[k].(string); v != "" {
 			return true
 		}

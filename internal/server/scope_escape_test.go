@@ -337,7 +337,10 @@ func TestScopeEscape(t *testing.T) {
 		}
 	}
 	if res := r.call("search_panes", map[string]any{"pattern": scopeCanary}); res.IsError || strings.Contains(text(res), `"pane_id"`) {
+		r.fails++
 		t.Errorf("search_panes finds outside text: %s", text(res))
+	} else {
+		r.row("search_panes").inside++
 	}
 
 	// Batches: rows are confined as direct calls, and answer alike.

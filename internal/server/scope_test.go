@@ -614,3 +614,22 @@ func TestScopeConfirm(t *testing.T) {
 		t.Fatal("the outside session is gone")
 	}
 }
+
+// TestScopeCursorInMixedSession: a capture_since cursor names its pane, so
+// a call with only the cursor is not refused when the first session inside
+// holds an outside window (there is no session to fall back to).
+func TestScopeCursorInMixedSession(t *testing.T) {
+	w := newScopeWorld(t)
+	var work SessionInfo
+	w.ok("create_session", map[string]any{"session_name": "aaa-work"}, &work)
+	w.tmux.MustRun("link-window", "-d", "-s", "=main:0", "-t", "=aaa-work:7")
+	if res := w.call("capture_pane", map[string]any{}); errType(res) != "OutOfScope" {
+		t.Fatalf("a call leaving the window to tmux in a session holding an outside one: %s", text(res))
+	}
+	var since CaptureSinceResult
+	w.ok("capture_since", map[string]any{"pane_id": *work.ActivePaneID}, &since)
+	w.ok("capture_since", map[string]any{"cursor": since.Cursor}, &since)
+	if since.PaneID != *work.ActivePaneID {
+		t.Errorf("capture_since with a cursor read %s, want %s", since.PaneID, *work.ActivePaneID)
+	}
+}
