@@ -18,6 +18,7 @@ targets=(
   "./internal/termtext FuzzDecoder 200000"
   "./internal/termtext FuzzDecoderVsTmux 20"
   "./internal/termgrid FuzzParse 30000"
+  "./internal/record FuzzAppendJSONString 150000"
   "./internal/oauth FuzzVerify 60000"
   "./internal/foreground FuzzParseDump 100000"
   "./internal/foreground FuzzParseStat 100000"

@@ -152,6 +152,10 @@ type Config struct {
 	// HTTP holds the settings of serve --http; zero values are defaults.
 	HTTP HTTP
 
+	// Limits of each record_pane recording; zero: the defaults.
+	RecordMaxBytes    int64
+	RecordMaxDuration time.Duration
+
 	// Remote tmux hosts (hosts.go); the local machine is always there too.
 	Hosts      []Host
 	SSHCommand []string // the ssh invocation for remote hosts; nil means "ssh"
@@ -189,6 +193,36 @@ const (
 	DefaultMaxSessions = 256
 	DefaultMaxInFlight = 32
 )
+
+// Defaults of the recording limits (record-max-size, record-max-duration):
+// an hour of a busy build log is a few MB; a pane that floods for hours is
+// stopped before it fills a disk.
+const (
+	DefaultRecordMaxBytes    = 100 << 20
+	DefaultRecordMaxDuration = 4 * time.Hour
+)
+
+// ParseSize reads a size in bytes: a whole number above 0, optionally
+// followed by K, M or G (powers of 1024).
+func ParseSize(v, name string) (int64, error) {
+	v = strings.TrimSpace(v)
+	mult := int64(1)
+	if n := len(v); n > 0 {
+		switch v[n-1] {
+		case 'K', 'k':
+			mult, v = 1<<10, v[:n-1]
+		case 'M', 'm':
+			mult, v = 1<<20, v[:n-1]
+		case 'G', 'g':
+			mult, v = 1<<30, v[:n-1]
+		}
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("%w: %s must be a size above 0 in bytes, optionally with K, M or G (e.g. 100M)", ErrInvalid, name)
+	}
+	return n * mult, nil
+}
 
 // HTTPTokenEnv is the variable holding one bearer token for serve --http.
 // It has no flag: a flag's value is visible to every user in ps.
@@ -237,6 +271,8 @@ var Settings = []Setting{
 	{Flag: "oauth-session-scope", Env: "TMUX_MCP_OAUTH_SESSION_SCOPE", Default: "--scope's", Usage: "the sessions OAuth callers may reach, as --scope (own: each subject its own sessions)", HTTP: true},
 	{Flag: "confirm", Env: "TMUX_MCP_CONFIRM", Default: "destructive if the client supports elicitation, else off", Usage: "ask the person (MCP elicitation) before these calls run: destructive, mutating or off"},
 	{Flag: "confirm-fallback", Env: "TMUX_MCP_CONFIRM_FALLBACK", Default: "refuse", Usage: "with --confirm set, a client without elicitation: refuse the call, or allow it unasked"},
+	{Flag: "record-max-size", Env: "TMUX_MCP_RECORD_MAX_SIZE", Default: "100M", Usage: "the largest a record_pane recording grows, in bytes (K, M or G suffix); it stops there with a marker"},
+	{Flag: "record-max-duration", Env: "TMUX_MCP_RECORD_MAX_DURATION", Default: "4h", Usage: "the longest a record_pane recording runs (Go duration); it stops then with a marker"},
 	{Flag: "hosts", Env: "TMUX_MCP_HOSTS", Default: "none", Usage: "remote tmux hosts over ssh: comma-separated name=destination[?tmux=BIN&socket=NAME]"},
 	{Flag: "ssh-command", Env: "TMUX_MCP_SSH_COMMAND", Default: "ssh", Usage: "the ssh invocation for remote hosts, split into words without a shell (e.g. \"ssh -F file\")"},
 }
@@ -350,6 +386,10 @@ func Load(env Getenv, flags map[string]string) (Config, []Warning, error) {
 			var refuse bool
 			refuse, err = ParseConfirmFallback(v, src)
 			c.ConfirmFallbackAllow = !refuse
+		case "record-max-size":
+			c.RecordMaxBytes, err = ParseSize(v, src)
+		case "record-max-duration":
+			c.RecordMaxDuration, err = parsePositiveDuration(v, src)
 		case "hosts":
 			c.Hosts, err = ParseHosts(v, src)
 		case "ssh-command":
@@ -371,6 +411,12 @@ func Load(env Getenv, flags map[string]string) (Config, []Warning, error) {
 	}
 	if c.HTTP.MaxInFlight == 0 {
 		c.HTTP.MaxInFlight = DefaultMaxInFlight
+	}
+	if c.RecordMaxBytes == 0 {
+		c.RecordMaxBytes = DefaultRecordMaxBytes
+	}
+	if c.RecordMaxDuration == 0 {
+		c.RecordMaxDuration = DefaultRecordMaxDuration
 	}
 	c.Caller = ParseCaller(env("TMUX"), env("TMUX_PANE"))
 	c.TmuxTmpdir = env("TMUX_TMPDIR")

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"time"
 )
 
 func envOf(m map[string]string) Getenv { return func(k string) string { return m[k] } }
@@ -123,5 +124,57 @@ func TestScopeSettings(t *testing.T) {
 	}
 	if err != nil && strings.Contains(err.Error(), "secret") {
 		t.Errorf("error echoes a value: %v", err)
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	tests := []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"1", 1, true},
+		{" 4096 ", 4096, true},
+		{"64K", 64 << 10, true},
+		{"100M", 100 << 20, true},
+		{"100m", 100 << 20, true},
+		{"2G", 2 << 30, true},
+		{"0", 0, false},
+		{"-5M", 0, false},
+		{"M", 0, false},
+		{"1.5M", 0, false},
+		{"10T", 0, false},
+		{"99999999999999999G", 0, false},
+	}
+	for _, tc := range tests {
+		got, err := ParseSize(tc.in, "TMUX_MCP_RECORD_MAX_SIZE")
+		if tc.ok && (err != nil || got != tc.want) || !tc.ok && (err == nil || !errors.Is(err, ErrInvalid)) {
+			t.Errorf("ParseSize(%q) = %d, %v", tc.in, got, err)
+		}
+		if err != nil && len(tc.in) > 1 && strings.Contains(err.Error(), tc.in) {
+			t.Errorf("the error echoes the value: %v", err)
+		}
+	}
+}
+
+// The recording limits: defaults when unset, the variables or flags when
+// set, and a bad value is an error naming its source.
+func TestRecordLimits(t *testing.T) {
+	env := func(m map[string]string) Getenv { return func(k string) string { return m[k] } }
+	c, _, err := Load(env(nil), nil)
+	if err != nil || c.RecordMaxBytes != DefaultRecordMaxBytes || c.RecordMaxDuration != DefaultRecordMaxDuration {
+		t.Errorf("defaults: %d %v %v", c.RecordMaxBytes, c.RecordMaxDuration, err)
+	}
+	c, _, err = Load(env(map[string]string{"TMUX_MCP_RECORD_MAX_SIZE": "1M", "TMUX_MCP_RECORD_MAX_DURATION": "90s"}), nil)
+	if err != nil || c.RecordMaxBytes != 1<<20 || c.RecordMaxDuration != 90*time.Second {
+		t.Errorf("from the environment: %d %v %v", c.RecordMaxBytes, c.RecordMaxDuration, err)
+	}
+	c, _, err = Load(env(map[string]string{"TMUX_MCP_RECORD_MAX_SIZE": "1M"}), map[string]string{"record-max-size": "2K", "record-max-duration": "1h"})
+	if err != nil || c.RecordMaxBytes != 2<<10 || c.RecordMaxDuration != time.Hour {
+		t.Errorf("flags win: %d %v %v", c.RecordMaxBytes, c.RecordMaxDuration, err)
+	}
+	_, _, err = Load(env(map[string]string{"TMUX_MCP_RECORD_MAX_SIZE": "lots", "TMUX_MCP_RECORD_MAX_DURATION": "-1s"}), nil)
+	if err == nil || !strings.Contains(err.Error(), "TMUX_MCP_RECORD_MAX_SIZE") || !strings.Contains(err.Error(), "TMUX_MCP_RECORD_MAX_DURATION") {
+		t.Errorf("bad values: %v", err)
 	}
 }

@@ -431,7 +431,7 @@ func TestRemoteHostTools(t *testing.T) {
 			}
 			n++
 		}
-		if n != len(resourceTemplates)+len(hostResourceTemplates) {
+		if n != len(resourceTemplates)+len(hostResourceTemplates)+len(recordingTemplates) {
 			t.Errorf("%d templates", n)
 		}
 		res, err := e.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "tmux://hosts/box/panes/%250"})

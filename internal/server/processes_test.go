@@ -59,6 +59,7 @@ var readToolSamples = map[string]struct {
 	// without a process, the final read goes over the watcher.
 	"wait_for_prompt":  {map[string]any{"pane_id": "%0", "until": "quiet", "quiet": 0.1, "timeout": 0.3}, 2},
 	"wait_for_run":     {map[string]any{"run_id": "none"}, 0}, // an unknown id is answered without tmux
+	"list_recordings":  {map[string]any{}, 0},                 // the server's own state
 	"show_option":      {map[string]any{"option": "status", "scope": "session", "target": "main"}, 1},
 	"show_environment": {map[string]any{}, 1},
 	"show_hooks":       {map[string]any{"scope": "server"}, 1},

@@ -42,7 +42,7 @@ func TestResourcesRead(t *testing.T) {
 		}
 		n++
 	}
-	if want := 6 + len(hostResourceTemplatesIf(e)); n != want {
+	if want := 6 + len(recordingTemplates) + len(hostResourceTemplatesIf(e)); n != want {
 		t.Errorf("%d templates", n)
 	}
 	read := func(uri string) (string, error) {

@@ -42,6 +42,8 @@ var Routing = map[string][]string{
 	"paste_buffer":                 {"load_buffer", "paste_text"},
 	"paste_text":                   {"load_buffer", "send_keys"},
 	"pipe_pane":                    {"capture_since"},
+	"record_pane":                  {"list_recordings"},
+	"list_recordings":              {"record_pane"},
 	"rename_session":               {"rename_window"},
 	"rename_window":                {"rename_session"},
 	"resize_pane":                  {"resize_window"},

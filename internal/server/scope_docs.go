@@ -37,7 +37,8 @@ completion:
   (` + "`global_`" + `, ` + "`scope: server`" + `, a server option named in full or by a prefix tmux would complete), changing
   ` + "`@tmux-mcp-owner`" + `, and the global environment (` + "`show_environment`/`set_environment`" + ` without a session).
 - Still available: ` + "`wait_for_channel`" + ` and ` + "`signal_channel`" + ` (a channel names no session), the buffer tools (they only
-  ever reach the caller's own ` + "`load_buffer`" + ` buffers), ` + "`wait_for_run`" + ` (the caller's own run_ids) and the prompts.
+  ever reach the caller's own ` + "`load_buffer`" + ` buffers), ` + "`wait_for_run`" + ` (the caller's own run_ids), ` + "`list_recordings`" + ` and
+  the recordings' resources (the caller's own) and the prompts. ` + "`record_pane`" + ` records only a pane inside.
 - A tool without a scope rule (one added later) is refused under any scope until it gets one: fail closed.
 - A question put to the person before a call (Confirmation, below) names nothing outside either: a call on an outside
   object is asked about as one on a missing object, and a refused tool is refused before anyone is asked.

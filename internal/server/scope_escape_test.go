@@ -7,6 +7,7 @@ import (
 	"maps"
 	"net/url"
 	"os"
+	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
@@ -20,8 +21,9 @@ import (
 // its target, so that what an attempt changes is the target alone. A tool
 // missing here (one added later) is tried with {} plus the target: the
 // test still enumerates it from the registry.
-func scopeBaseArgs(buffer, ownPane, ownPane2 string) map[string]map[string]any {
+func scopeBaseArgs(buffer, ownPane, ownPane2, cast string) map[string]map[string]any {
 	return map[string]map[string]any{
+		"record_pane":                  {"output_path": cast, "overwrite": true},
 		"call_readonly_tools_batch":    {"operations": []any{map[string]any{"tool": "list_sessions"}}},
 		"call_mutating_tools_batch":    {"operations": []any{map[string]any{"tool": "list_sessions"}}},
 		"call_destructive_tools_batch": {"operations": []any{map[string]any{"tool": "list_sessions"}}},
@@ -196,7 +198,7 @@ func TestScopeEscape(t *testing.T) {
 	e.ok("load_buffer", map[string]any{"content": "x"}, &buf)
 	before := w.snapshot()
 	r := &escapeRun{t: t, w: w, tally: map[string]*escapeTally{}}
-	base := scopeBaseArgs(buf.BufferName, own[0], own[1])
+	base := scopeBaseArgs(buf.BufferName, own[0], own[1], filepath.Join(t.TempDir(), "escape.cast"))
 
 	kinds := map[string]struct {
 		values  []string

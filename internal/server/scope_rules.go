@@ -79,6 +79,7 @@ var scopeRules = map[string]scopeRule{
 	"wait_for_prompt":       scopeFirst,
 	"wait_for_text":         scopeFirst,
 	"create_window":         {first: true, session: true},
+	"record_pane":           scopeFirst,
 	"capture_since":         {first: true, check: scopeCursor},
 	"display_message":       {first: true, check: scopeFormat},
 	"rename_session":        {first: true, session: true, check: scopeRename},
@@ -114,15 +115,16 @@ var scopeRules = map[string]scopeRule{
 	"list_servers": {refuse: "it reports every tmux server and how many sessions each has"},
 
 	// No session: channels are names shared through the server (waiting
-	// on or signalling one reaches no pane); buffers and run_ids are only
-	// ever the caller's own (tools_buffers.go, tools_run.go); prompts
-	// read nothing from tmux.
+	// on or signalling one reaches no pane); buffers, run_ids and
+	// recordings are only ever the caller's own (tools_buffers.go,
+	// tools_run.go, recordings.go); prompts read nothing from tmux.
 	"wait_for_channel": scopeFree,
 	"signal_channel":   scopeFree,
 	"load_buffer":      scopeFree,
 	"show_buffer":      scopeFree,
 	"delete_buffer":    scopeFree,
 	"wait_for_run":     scopeFree,
+	"list_recordings":  scopeFree, // only ever the caller's own (recordings.go)
 	"list_prompts":     scopeFree,
 	"get_prompt":       scopeFree,
 }

@@ -51,6 +51,9 @@ type Server struct {
 	bufOnce  sync.Once
 	bufState *bufferState // this process's buffer namespace (tools_buffers.go)
 
+	recOnce  sync.Once
+	recStore atomic.Pointer[recordingStore] // record_pane's recordings (recordings.go); nil until the first
+
 	stop stopState // cancels calls in flight at shutdown (shutdown.go)
 
 	fgTracker foreground.Tracker // how long each pane's foreground has been in its state
@@ -201,6 +204,9 @@ func (s *Server) MCP() *mcp.Server {
 	for _, t := range resourceTemplates {
 		ms.AddResourceTemplate(t, s.readResource)
 	}
+	for _, t := range recordingTemplates {
+		ms.AddResourceTemplate(t, s.readRecording)
+	}
 	if s.hosts != nil && len(s.hosts.Names()) > 0 {
 		for _, t := range hostResourceTemplates {
 			ms.AddResourceTemplate(t, s.readResource)
@@ -334,10 +340,13 @@ func (s *Server) clientRefusal(ctx context.Context, name string) *mcp.CallToolRe
 	})
 }
 
-// Close releases what the server holds in tmux: it deletes the buffers it
-// created, detaches its watchers and closes the control-mode connections.
+// Close releases what the server holds in tmux: it ends its recordings,
+// deletes the buffers it created, detaches its watchers and closes the
+// control-mode connections.
 // The CLI calls it however serving ends (end of input, SIGTERM, SIGINT).
 func (s *Server) Close(ctx context.Context) error {
+	// First, and without tmux: each recording's file gets its last line.
+	s.stopRecordings("tmux-mcp exited")
 	err := s.closeBuffers(ctx)
 	s.watch.CloseAll()
 	if c, ok := s.tmux.Runner.(interface{ Close() error }); ok {
@@ -521,6 +530,12 @@ var Additions = []Addition{
 		"waits until a program waits for input, goes quiet or exits, driven by output events and the OS state, instead of a guessed pattern"},
 	{"send_and_wait", "tool",
 		"drives a REPL, prompt or TUI turn by turn: types, waits for the next prompt, returns only the answer"},
+	{"record_pane", "tool",
+		"records a pane as an asciicast v2 file a person can replay (asciinema play): its screen at the start, timed output, resizes, what the tools typed (never secret input), gaps as markers; pipe_pane's raw bytes have no timing and no start"},
+	{"list_recordings", "tool",
+		"lists the caller's recordings (running and stopped) with their files and resource URIs"},
+	{"tmux://recordings/{recording_id}", "resource template",
+		"reads a recording (asciicast v2); only the client that made it can read it"},
 	{"styles", "argument of capture_pane and snapshot_pane; with it, result field of both (capture_pane: also a second text block)",
 		"colours and attributes (a selected item in reverse video, a search match, an error in red) as compact spans of the returned lines; off, every answer is byte for byte as before"},
 }

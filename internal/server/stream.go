@@ -16,6 +16,7 @@ type paneStream struct {
 	where tmux.PaneWhere
 	sub   *tmux.Subscription
 	lost  atomic.Bool // output may have been missed (read from other goroutines)
+	timed bool        // the subscription is timed (a recording's: recordings.go)
 }
 
 // openStream subscribes to a pane and runs entry commands as one step: the
@@ -71,7 +72,11 @@ func (ps *paneStream) follow(ctx context.Context) error {
 		return err
 	}
 	ps.where = where
-	ps.sub = w.Subscribe(where.Pane, where.Window)
+	if ps.timed {
+		ps.sub = w.SubscribeTimed(where.Pane, where.Window)
+	} else {
+		ps.sub = w.Subscribe(where.Pane, where.Window)
+	}
 	ps.lost.Store(true)
 	return nil
 }

@@ -680,7 +680,15 @@ func pasteBuffer(ctx context.Context, c *Call, a pasteBufferArgs) (Text, error) 
 		return "", err
 	}
 	defer release()
+	typed := func(error) {}
+	if c.recorded(sock, pane) {
+		// What is pasted, for the pane's recording: read only then.
+		if outs, err := st.run(ctx, c, sock, tmux.Command{"show-buffer", "-b", a.BufferName}); err == nil {
+			typed = c.recordTyping(sock, pane, pastedBytes(string(outs[0])), false)
+		}
+	}
 	if _, err := st.run(ctx, c, sock, append(cmds, paste)...); err != nil {
+		typed(err)
 		err = bufferError(err, pane, a.BufferName)
 		st.gone(ctx, a.BufferName, c.key(sock), loadedOn, err)
 		return "", err
@@ -734,7 +742,9 @@ func pasteText(ctx context.Context, c *Call, a pasteTextArgs) (Text, error) {
 		return "", err
 	}
 	defer release()
+	typed := c.recordTyping(sock, pane, pastedBytes(a.Text), false)
 	if _, err := st.run(ctx, c, sock, append(append(cmds, load...), paste)...); err != nil {
+		typed(err)
 		drop() // the paste may have failed after the load
 		return "", bufferError(err, pane, name)
 	}

@@ -120,9 +120,11 @@ func (c *Call) pwSendKeys(ctx context.Context, sock tmux.Socket, id, keys string
 		return err
 	}
 	defer release()
+	typed := c.recordTyping(sock, id, typedBytes(keys, enter, literal, suppress), false)
 	for len(cmds) > 0 {
 		n := min(pwKeysPerRun, len(cmds))
 		if _, err := c.pwRun(ctx, sock, id, cmds[:n]...); err != nil {
+			typed(err)
 			return err
 		}
 		cmds = cmds[n:]

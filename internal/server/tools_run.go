@@ -388,11 +388,15 @@ func (c *Call) runCommand(ctx context.Context, a runCommandArgs) (RunCommandResu
 	// Subscribe and type in one ordered step on the watcher connection, so
 	// the stream holds exactly what follows the keystrokes.
 	rec.started = time.Now()
+	// A recording of the pane gets the command as a person would type it,
+	// not the wrapper (as the pane shows it: Differences "run-pane").
+	typed := c.recordTyping(sock, pane, []byte(a.Command+"\r"), false)
 	ps, _, err := c.openStreamAt(ctx, sock, tmux.WhereOf(st),
 		clearPromptLine(pane),
 		tmux.Command{"send-keys", "-t", pane, "-l", "--", wrapper},
 		tmux.Command{"send-keys", "-t", pane, "Enter"})
 	if err != nil {
+		typed(err)
 		reg.remove(rec)
 		unlock()
 		return RunCommandResult{}, err

@@ -492,8 +492,10 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 	// follows the keystrokes, and the read is the screen they land on.
 	first := cmds[:min(len(cmds), pwKeysPerRun)]
 	entry := append(promptEntryCommands(pane), first...)
+	typed := c.recordTyping(sock, pane, typedBytes(a.Keys, a.Enter, a.Literal, a.SuppressHistory), a.Secret)
 	ps, outs, err := c.openStreamAt(sctx, sock, tmux.WhereOf(row), entry...)
 	if err != nil {
+		typed(err)
 		release()
 		return SendAndWaitResult{}, err
 	}
@@ -502,6 +504,7 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 	for rest := cmds[len(first):]; len(rest) > 0; {
 		n := min(pwKeysPerRun, len(rest))
 		if _, err := c.pwRun(sctx, sock, pane, rest[:n]...); err != nil {
+			typed(err)
 			release()
 			return SendAndWaitResult{}, err
 		}

@@ -217,6 +217,8 @@ func (w *Watcher) handle(ev control.Event) {
 	case *control.SubscriptionChanged:
 		if e.Name == structureSubscription {
 			w.wakeStructure()
+		} else if pane, ok := strings.CutPrefix(e.Name, paneStateSubscription); ok {
+			w.paneChanged(pane)
 		}
 	}
 }
@@ -260,7 +262,7 @@ func (w *Watcher) wake(window string) {
 	for _, set := range w.subs {
 		for s := range set {
 			if s.Window == window {
-				s.signal()
+				s.changed()
 			}
 		}
 	}
@@ -323,6 +325,7 @@ func (w *Watcher) SubscribeAndRun(ctx context.Context, pane, window string, cmds
 	outs, err := w.command(ctx, func() {
 		s.mu.Lock()
 		s.buf, s.lost = nil, false
+		s.chunks, s.chunkBytes = nil, 0
 		s.mu.Unlock()
 	}, cmds...)
 	if err != nil {
@@ -369,8 +372,17 @@ func (w *Watcher) Close() {
 // Subscribe starts collecting a pane's output. window is the pane's window
 // id, so the subscription learns when the window leaves the session.
 func (w *Watcher) Subscribe(pane, window string) *Subscription {
-	s := &Subscription{Pane: pane, Window: window, w: w, notify: make(chan struct{}, 1)}
+	return w.subscribe(pane, window, false)
+}
+
+func (w *Watcher) subscribe(pane, window string, timed bool) *Subscription {
+	s := &Subscription{Pane: pane, Window: window, w: w, notify: make(chan struct{}, 1), timed: timed}
 	w.mu.Lock()
+	if timed && !w.timedLocked(pane) {
+		// Best effort, like the structure subscription: without it only
+		// a pane that closes (not one kept dead) is noticed.
+		_ = w.send(paneStateCommand(pane, window))
+	}
 	if w.subs[pane] == nil {
 		w.subs[pane] = map[*Subscription]struct{}{}
 		if pane == StructurePane {
@@ -431,6 +443,9 @@ func (w *Watcher) unsubscribe(s *Subscription) {
 		return // closed twice
 	}
 	delete(w.subs[s.Pane], s)
+	if s.timed {
+		w.dropPaneStateLocked(s.Pane)
+	}
 	if len(w.subs[s.Pane]) == 0 {
 		delete(w.subs, s.Pane)
 		if s.Pane == StructurePane {
@@ -444,7 +459,7 @@ func (w *Watcher) unsubscribe(s *Subscription) {
 
 // maxSubscriptionBuffer bounds the output one subscription holds between
 // reads; beyond it the oldest bytes are dropped and Lost reports it.
-const maxSubscriptionBuffer = 64 << 20
+var maxSubscriptionBuffer = 64 << 20
 
 // Subscription is one consumer's view of a pane's output stream. The
 // watcher's reader never blocks on it: data is appended to a buffer and a
@@ -459,10 +474,22 @@ type Subscription struct {
 	lost   bool
 	moved  bool
 	notify chan struct{}
+
+	// A timed subscription (SubscribeTimed) keeps each event apart, with
+	// the time it arrived, in chunks instead of buf.
+	timed      bool
+	chunks     []Chunk
+	chunkBytes int
 }
 
 func (s *Subscription) push(data []byte) {
 	s.mu.Lock()
+	if s.timed {
+		s.pushChunkLocked(Chunk{At: time.Now(), Kind: ChunkOutput, Data: append([]byte(nil), data...)})
+		s.mu.Unlock()
+		s.signal()
+		return
+	}
 	s.buf = append(s.buf, data...)
 	if len(s.buf) > maxSubscriptionBuffer {
 		s.buf = s.buf[len(s.buf)-maxSubscriptionBuffer:]
@@ -482,6 +509,9 @@ func (s *Subscription) signal() {
 func (s *Subscription) markLost() {
 	s.mu.Lock()
 	s.lost = true
+	if s.timed {
+		s.pushChunkLocked(Chunk{At: time.Now(), Kind: ChunkGap})
+	}
 	s.mu.Unlock()
 	s.signal()
 }
