@@ -697,6 +697,12 @@ func doctor(ctx context.Context, cfg config.Config, stdout io.Writer) int {
 		say("toolsets", "all%s", from("toolsets"))
 	}
 	say("prompt tools", "%v%s", cfg.PromptsAsTools, from("prompts-as-tools"))
+	switch cfg.Scope {
+	case "", "none":
+		say("scope", "none: every session is in reach%s", from("scope"))
+	default:
+		say("scope", "%s, as identity %s on a stdio server (a guard against mistakes, not a sandbox)%s", cfg.Scope, server.StdioIdentity, from("scope"))
+	}
 	say("confirmation", "%s%s", cfg.ConfirmSummary(), from("confirm"))
 	doctorHTTP(ctx, cfg, say)
 	if !doctorHosts(ctx, cfg, say) {

@@ -295,10 +295,12 @@ func TestDoctorNamesSources(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"flag", map[string]string{"TMUX_MCP_TMUX_BIN": ts.Bin, "TMUX_MCP_SOCKET": "other"}, []string{"--socket", ts.Socket.Name, "--safety", "readonly"},
-			[]string{"name " + ts.Socket.Name + ", i.e.", "(from --socket)", "safety:          readonly (from --safety)"}},
+		{"flag", map[string]string{"TMUX_MCP_TMUX_BIN": ts.Bin, "TMUX_MCP_SOCKET": "other"}, []string{"--socket", ts.Socket.Name, "--safety", "readonly", "--scope", "own,sessions=ci-*"},
+			[]string{"name " + ts.Socket.Name + ", i.e.", "(from --socket)", "safety:          readonly (from --safety)",
+				"scope:           own,sessions=ci-*, as identity stdio on a stdio server (a guard against mistakes, not a sandbox) (from --scope)"}},
 		{"our variables", map[string]string{"TMUX_MCP_TMUX_BIN": ts.Bin, "TMUX_MCP_SOCKET": ts.Socket.Name, "TMUX_MCP_WAIT_MAX_SECONDS": "5", "TMUX_MCP_ENGINE": "exec"},
-			nil, []string{"(from TMUX_MCP_SOCKET)", "wait ceiling:    5s (from TMUX_MCP_WAIT_MAX_SECONDS)", "engine:          exec (from TMUX_MCP_ENGINE)"}},
+			nil, []string{"(from TMUX_MCP_SOCKET)", "wait ceiling:    5s (from TMUX_MCP_WAIT_MAX_SECONDS)", "engine:          exec (from TMUX_MCP_ENGINE)",
+				"scope:           none: every session is in reach (from default)"}},
 		{"reference variables", map[string]string{"LIBTMUX_TMUX_BIN": ts.Bin, "LIBTMUX_SOCKET": ts.Socket.Name, "LIBTMUX_SAFETY": "destructive", "LIBTMUX_SUPPRESS_HISTORY": "0", "LIBTMUX_MCP_PROMPTS_AS_TOOLS": "1"},
 			nil, []string{"(from LIBTMUX_SOCKET)", "from LIBTMUX_TMUX_BIN)", "safety:          destructive (from LIBTMUX_SAFETY)", "false (from LIBTMUX_SUPPRESS_HISTORY)", "prompt tools:    true (from LIBTMUX_MCP_PROMPTS_AS_TOOLS)"}},
 		{"socket path from the reference variable", map[string]string{"TMUX_MCP_TMUX_BIN": ts.Bin, "LIBTMUX_SOCKET_PATH": ts.SocketPath()},

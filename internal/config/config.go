@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/scope"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -137,6 +138,10 @@ type Config struct {
 	TmuxTmpdir      string
 	PromptsAsTools  bool   // add list_prompts and get_prompt as tools
 	Engine          string // how tmux is reached: "control" (persistent control-mode client) or "exec"
+	// Scope confines every caller that brings none of its own (stdio,
+	// tokens without a scope field) to some sessions, in scope.Parse's
+	// syntax; "" or "none" is no scope. Load checks it.
+	Scope string
 
 	// Confirm is which calls ask the person first (confirm.go); with
 	// ConfirmFallbackAllow, a client that cannot be asked runs them
@@ -165,7 +170,7 @@ type Config struct {
 type HTTP struct {
 	Addr           string // host:port; empty: serve stdio
 	Token          string // TMUX_MCP_HTTP_TOKEN: one bearer token (environment only: argv is visible to every user)
-	TokensFile     string // TOKEN [NAME [TIER]] per line
+	TokensFile     string // TOKEN [NAME [TIER [SCOPE]]] per line
 	AllowedOrigins []string
 	IdleTimeout    time.Duration // stateful sessions idle this long are closed
 	MaxSessions    int           // concurrent stateful sessions
@@ -179,6 +184,7 @@ type HTTP struct {
 	OAuthJWKS       string // file or URL
 	OAuthAudience   string // empty: this server's /mcp URL
 	OAuthScopeTiers map[string]Tier
+	OAuthScope      string // the scope of OAuth callers (scope.Parse); "": Config.Scope's
 }
 
 // Defaults of the HTTP settings.
@@ -246,10 +252,11 @@ var Settings = []Setting{
 	{Flag: "suppress-history", Env: "TMUX_MCP_SUPPRESS_HISTORY", Ref: "LIBTMUX_SUPPRESS_HISTORY", Default: "1", Usage: "default of run_command's suppress_history: 0 or 1"},
 	{Flag: "audit-log", Env: "TMUX_MCP_AUDIT_LOG", Default: "stderr", Usage: "append the audit log to this file"},
 	{Flag: "toolsets", Env: "TMUX_MCP_TOOLSETS", Default: "all", Usage: "comma-separated toolsets to expose"},
+	{Flag: "scope", Env: "TMUX_MCP_SCOPE", Default: "none", Usage: "confine the agent to some sessions: own (those it created), sessions=NAME,$ID,PREFIX* or own,sessions=...; over HTTP, the scope of tokens that name none"},
 	{Flag: "engine", Env: "TMUX_MCP_ENGINE", Default: "control", Usage: "how to reach tmux: control (one persistent control-mode client per server) or exec (a tmux process per call)"},
 	{Flag: "prompts-as-tools", Env: "TMUX_MCP_PROMPTS_AS_TOOLS", Ref: "LIBTMUX_MCP_PROMPTS_AS_TOOLS", Default: "0", Usage: "add list_prompts and get_prompt as tools, for clients without MCP prompts (0 or 1)", Bool: true},
 	{Flag: "http", Env: "TMUX_MCP_HTTP", Default: "off (stdio)", Usage: "serve streamable HTTP at this host:port, endpoint /mcp (e.g. 127.0.0.1:8765)", HTTP: true},
-	{Flag: "tokens-file", Env: "TMUX_MCP_TOKENS_FILE", Default: "TMUX_MCP_HTTP_TOKEN, else a generated token", Usage: "bearer tokens, one per line: TOKEN [NAME [TIER]]; the file must not be group/world-readable", HTTP: true},
+	{Flag: "tokens-file", Env: "TMUX_MCP_TOKENS_FILE", Default: "TMUX_MCP_HTTP_TOKEN, else a generated token", Usage: "bearer tokens, one per line: TOKEN [NAME [TIER [SCOPE]]]; the file must not be group/world-readable", HTTP: true},
 	{Flag: "allowed-origins", Env: "TMUX_MCP_ALLOWED_ORIGINS", Default: "the server's own loopback origins", Usage: "comma-separated Origins a browser may call /mcp from; any other Origin gets 403", HTTP: true},
 	{Flag: "session-idle-timeout", Env: "TMUX_MCP_SESSION_IDLE_TIMEOUT", Default: "30m", Usage: "close a stateful HTTP session idle this long (Go duration) and release its state", HTTP: true},
 	{Flag: "max-sessions", Env: "TMUX_MCP_MAX_SESSIONS", Default: "256", Usage: "most concurrent stateful HTTP sessions and subscriptions/listen streams; more get 429", HTTP: true},
@@ -261,6 +268,7 @@ var Settings = []Setting{
 	{Flag: "oauth-jwks", Env: "TMUX_MCP_OAUTH_JWKS", Default: "none", Usage: "JWKS file or URL verifying the issuer's JWTs", HTTP: true},
 	{Flag: "oauth-audience", Env: "TMUX_MCP_OAUTH_AUDIENCE", Default: "this server's /mcp URL", Usage: "the aud a JWT must carry", HTTP: true},
 	{Flag: "oauth-scope-tiers", Env: "TMUX_MCP_OAUTH_SCOPE_TIERS", Default: "tmux:read=readonly,tmux:write=mutating,tmux:admin=destructive", Usage: "comma-separated scope=tier pairs mapping JWT scopes to safety tiers", HTTP: true},
+	{Flag: "oauth-session-scope", Env: "TMUX_MCP_OAUTH_SESSION_SCOPE", Default: "--scope's", Usage: "the sessions OAuth callers may reach, as --scope (own: each subject its own sessions)", HTTP: true},
 	{Flag: "confirm", Env: "TMUX_MCP_CONFIRM", Default: "destructive if the client supports elicitation, else off", Usage: "ask the person (MCP elicitation) before these calls run: destructive, mutating or off"},
 	{Flag: "confirm-fallback", Env: "TMUX_MCP_CONFIRM_FALLBACK", Default: "refuse", Usage: "with --confirm set, a client without elicitation: refuse the call, or allow it unasked"},
 	{Flag: "record-max-size", Env: "TMUX_MCP_RECORD_MAX_SIZE", Default: "100M", Usage: "the largest a record_pane recording grows, in bytes (K, M or G suffix); it stops there with a marker"},
@@ -338,6 +346,8 @@ func Load(env Getenv, flags map[string]string) (Config, []Warning, error) {
 			c.AuditLog = v
 		case "toolsets":
 			c.Toolsets = SplitList(v)
+		case "scope":
+			c.Scope, err = parseScope(v, src)
 		case "engine":
 			c.Engine, err = ParseEngine(v, src)
 		case "prompts-as-tools":
@@ -368,6 +378,8 @@ func Load(env Getenv, flags map[string]string) (Config, []Warning, error) {
 			c.HTTP.OAuthAudience = strings.TrimSpace(v)
 		case "oauth-scope-tiers":
 			c.HTTP.OAuthScopeTiers, err = parseScopeTiers(v, src)
+		case "oauth-session-scope":
+			c.HTTP.OAuthScope, err = parseScope(v, src)
 		case "confirm":
 			c.Confirm, err = ParseConfirm(v, src)
 		case "confirm-fallback":
@@ -472,6 +484,18 @@ func parsePositiveInt(v, name string) (int, error) {
 		return 0, fmt.Errorf("%w: %s must be a whole number above 0", ErrInvalid, name)
 	}
 	return n, nil
+}
+
+// parseScope checks a scope setting (scope.Parse) and keeps it in its
+// canonical form ("none" when it confines nothing, so that an explicit
+// none is told from an unset setting); the error names the setting and the syntax, never the
+// value.
+func parseScope(v, name string) (string, error) {
+	sc, err := scope.Parse(v)
+	if err != nil {
+		return "", fmt.Errorf("%w: %s: %w", ErrInvalid, name, err)
+	}
+	return sc.String(), nil
 }
 
 // parseScopeTiers reads scope=tier pairs ("tmux.read=readonly,tmux.write=mutating").

@@ -101,6 +101,32 @@ func TestLoadSourcesAndErrors(t *testing.T) {
 	}
 }
 
+// TestScopeSettings: --scope and --oauth-session-scope are checked at
+// load, kept in canonical form (an explicit none stays "none"), and a bad
+// value stops start-up naming the setting, never the value.
+func TestScopeSettings(t *testing.T) {
+	c, _, err := Load(envOf(map[string]string{"TMUX_MCP_SCOPE": " own,sessions=ci-*, notes "}), map[string]string{"oauth-session-scope": "none"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Scope != "own,sessions=notes,ci-*" || c.HTTP.OAuthScope != "none" || c.From["scope"] != "TMUX_MCP_SCOPE" {
+		t.Errorf("scope %q, oauth %q, from %q", c.Scope, c.HTTP.OAuthScope, c.From["scope"])
+	}
+	c, _, err = Load(envOf(nil), nil)
+	if err != nil || c.Scope != "" || c.HTTP.OAuthScope != "" {
+		t.Errorf("default: %q %q %v", c.Scope, c.HTTP.OAuthScope, err)
+	}
+	_, _, err = Load(envOf(map[string]string{"TMUX_MCP_SCOPE": "sessions=secret.name"}), map[string]string{"oauth-session-scope": "everything-secret"})
+	for _, want := range []string{"TMUX_MCP_SCOPE: a scope is own", "--oauth-session-scope: a scope is own"} {
+		if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v lacks %q", err, want)
+		}
+	}
+	if err != nil && strings.Contains(err.Error(), "secret") {
+		t.Errorf("error echoes a value: %v", err)
+	}
+}
+
 func TestParseSize(t *testing.T) {
 	tests := []struct {
 		in   string

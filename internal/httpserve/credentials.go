@@ -102,16 +102,18 @@ func oauthChecker(ctx context.Context, cfg config.Config, resourceURL string) (T
 	if err != nil {
 		return nil, nil, "", fmt.Errorf("%w: %w", config.ErrInvalid, err)
 	}
-	return jwtChecker{v: v, max: cfg.Safety}, v.MetadataHandler(), v.ResourceMetadataURL(), nil
+	return jwtChecker{v: v, max: cfg.Safety, scope: h.OAuthScope}, v.MetadataHandler(), v.ResourceMetadataURL(), nil
 }
 
 // jwtChecker accepts JWTs from the configured issuer. The identity is
 // "oauth:" plus the token's subject (so it never collides with a static
 // token's name); the tier is the one its scopes grant, at most the
-// server's.
+// server's; the sessions it may reach are --oauth-session-scope's (own:
+// each subject its own).
 type jwtChecker struct {
-	v   *oauth.Verifier
-	max config.Tier
+	v     *oauth.Verifier
+	max   config.Tier
+	scope string // config.HTTP.OAuthScope; "": the server's --scope
 }
 
 func (j jwtChecker) Check(ctx context.Context, token string) (Identity, error) {
@@ -127,5 +129,5 @@ func (j jwtChecker) Check(ctx context.Context, token string) (Identity, error) {
 	case c.Subject == "":
 		return Identity{}, fmt.Errorf("%w: the token has no subject", ErrUnknownToken)
 	}
-	return Identity{Name: "oauth:" + c.Subject, Tier: min(c.Tier, j.max), Expiry: c.Expiry}, nil
+	return Identity{Name: "oauth:" + c.Subject, Tier: min(c.Tier, j.max), Expiry: c.Expiry, Scope: j.scope}, nil
 }

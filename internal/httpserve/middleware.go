@@ -384,7 +384,7 @@ func (d *Daemon) challenge(w http.ResponseWriter, status, code int, param, msg s
 
 // tokenInfo is an Identity as the SDK carries it to each request.
 func tokenInfo(id Identity) *auth.TokenInfo {
-	return &auth.TokenInfo{UserID: id.Name, Expiration: id.Expiry, Extra: map[string]any{tierKey: id.Tier}}
+	return &auth.TokenInfo{UserID: id.Name, Expiration: id.Expiry, Extra: map[string]any{tierKey: id.Tier, scopeKey: id.Scope}}
 }
 
 // tokenInfos caches the TokenInfo of identities that never expire (static
@@ -404,7 +404,10 @@ func (c *tokenInfos) get(id Identity) *auth.TokenInfo {
 	return ti.(*auth.TokenInfo)
 }
 
-const tierKey = "tmux-mcp/tier"
+const (
+	tierKey  = "tmux-mcp/tier"
+	scopeKey = "tmux-mcp/scope"
+)
 
 // ---- limits ----
 

@@ -402,7 +402,8 @@ var (
 // identify is the MCP receiving middleware that turns the authenticated
 // token of a request (carried by the SDK as its TokenInfo) into the
 // server's view of the client: server.WithClient (the name for the audit
-// log, the token's tier for the gate) and server.WithOwner, the key of the
+// log and the owner mark of its sessions, the token's tier for the gate,
+// its scope) and server.WithOwner, the key of the
 // client's run_ids, cursors and buffers: the token's name plus the
 // session id when there is one. A 2026-07-28 client has no session, so its
 // handles belong to its token.
@@ -422,6 +423,7 @@ func (d *Daemon) identify(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, errUnauthenticated
 		}
 		tier, _ := ti.TokenInfo.Extra[tierKey].(config.Tier)
+		sc, _ := ti.TokenInfo.Extra[scopeKey].(string)
 		name := ti.TokenInfo.UserID
 		owner := server.Owner("http:" + name)
 		var e *sessionEntry
@@ -430,7 +432,7 @@ func (d *Daemon) identify(next mcp.MethodHandler) mcp.MethodHandler {
 			e = d.sessions.track(ss, name, owner)
 		}
 		ctx = server.WithOwner(ctx, owner)
-		ctx = server.WithClient(ctx, server.Client{Name: name, Tier: tier})
+		ctx = server.WithClient(ctx, server.Client{Name: name, Tier: tier, Scope: sc})
 		if strings.HasPrefix(method, "notifications/") {
 			return next(ctx, method, req)
 		}

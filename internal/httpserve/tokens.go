@@ -17,15 +17,21 @@ import (
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/scope"
 )
 
 // Identity is who a bearer token says the caller is: Name goes into every
-// audit record and request log line and keys the client's state; Tier caps
-// the tools it may call (never above the server's tier).
+// audit record and request log line, keys the client's state and is the
+// owner of the sessions it creates; Tier caps the tools it may call (never
+// above the server's tier); Scope confines it to some sessions.
 type Identity struct {
 	Name   string
 	Tier   config.Tier
 	Expiry time.Time // zero: the token does not expire (static tokens)
+	// Scope is the token's own scope in scope.Parse's canonical syntax
+	// ("none" for an explicit none); "" leaves the caller to the server's
+	// --scope.
+	Scope string
 }
 
 // TokenChecker verifies a bearer token. Static tokens and, when
@@ -83,11 +89,12 @@ func SingleToken(token, name string, tier config.Tier) (*StaticTokens, error) {
 }
 
 // ParseTokens reads a tokens file: one token per line as
-// `TOKEN [NAME [TIER]]`, whitespace-separated, blank lines and # comments
-// ignored. A token without a name is named after its line ("line-3"); one
-// without a tier gets the server's. A tier above the server's, a repeated
-// token or name, or a short token is an error naming the line, never the
-// token.
+// `TOKEN [NAME [TIER [SCOPE]]]`, whitespace-separated, blank lines and #
+// comments ignored. A token without a name is named after its line
+// ("line-3"); one without a tier gets the server's; one without a scope is
+// confined by the server's --scope. A tier above the server's, a scope
+// that does not parse, a repeated token or name, or a short token is an
+// error naming the line, never the token.
 func ParseTokens(r io.Reader, serverTier config.Tier) (*StaticTokens, error) {
 	st := &StaticTokens{}
 	names := map[string]int{}
@@ -103,8 +110,8 @@ func ParseTokens(r io.Reader, serverTier config.Tier) (*StaticTokens, error) {
 		if len(f) == 0 {
 			continue
 		}
-		if len(f) > 3 {
-			errs = append(errs, fmt.Errorf("line %d: expected TOKEN [NAME [TIER]], got %d fields", n, len(f)))
+		if len(f) > 4 {
+			errs = append(errs, fmt.Errorf("line %d: expected TOKEN [NAME [TIER [SCOPE]]], got %d fields", n, len(f)))
 			continue
 		}
 		if len(f[0]) < minTokenLen {
@@ -126,6 +133,14 @@ func ParseTokens(r io.Reader, serverTier config.Tier) (*StaticTokens, error) {
 				continue
 			}
 			id.Tier = t
+		}
+		if len(f) > 3 {
+			sc, err := scope.Parse(f[3])
+			if err != nil {
+				errs = append(errs, fmt.Errorf("line %d: %w", n, err))
+				continue
+			}
+			id.Scope = sc.String()
 		}
 		sum := sha256.Sum256([]byte(f[0]))
 		if prev, dup := sums[sum]; dup {
@@ -238,8 +253,8 @@ func (tf *TokensFile) Path() string { return tf.path }
 // anything is wrong with it the tokens in use stay and the error says why.
 // Otherwise the new tokens take effect for every request from now on, and
 // Reload returns the names whose token was removed or replaced, or whose
-// tier changed: what their clients opened with the old token (sessions,
-// listen streams) must not outlive it (Daemon.Revoke).
+// tier or scope changed: what their clients opened with the old token
+// (sessions, listen streams) must not outlive it (Daemon.Revoke).
 func (tf *TokensFile) Reload() (changed []string, err error) {
 	st, err := tf.load()
 	if err != nil {
@@ -251,7 +266,7 @@ func (tf *TokensFile) Reload() (changed []string, err error) {
 		now[e.id.Name] = e
 	}
 	for _, e := range old.entries {
-		if n, ok := now[e.id.Name]; !ok || n.sum != e.sum || n.id.Tier != e.id.Tier {
+		if n, ok := now[e.id.Name]; !ok || n.sum != e.sum || n.id.Tier != e.id.Tier || n.id.Scope != e.id.Scope {
 			changed = append(changed, e.id.Name)
 		}
 	}

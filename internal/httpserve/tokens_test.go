@@ -28,7 +28,11 @@ func TestParseTokens(t *testing.T) {
 		{"tier above the server's", tokA + " alice destructive\n", config.Mutating, nil, "line 1: tier destructive is above the server's tier mutating"},
 		{"unknown tier", tokA + " alice admin\n", config.Mutating, nil, "line 1: tier must be"},
 		{"short token", "short alice\n", config.Mutating, nil, "line 1: the token is shorter"},
-		{"too many fields", tokA + " alice readonly extra\n", config.Mutating, nil, "line 1: expected TOKEN [NAME [TIER]]"},
+		{"scope", tokA + " alice readonly own\n" + tokB + " bob mutating sessions=ci-*,notes\n", config.Mutating,
+			map[string]Identity{tokA: {Name: "alice", Tier: config.Readonly, Scope: "own"}, tokB: {Name: "bob", Tier: config.Mutating, Scope: "sessions=notes,ci-*"}}, ""},
+		{"explicit no scope", tokA + " alice readonly none\n", config.Mutating, map[string]Identity{tokA: {Name: "alice", Tier: config.Readonly, Scope: "none"}}, ""},
+		{"bad scope", tokA + " alice readonly everything\n", config.Mutating, nil, "line 1: a scope is own"},
+		{"too many fields", tokA + " alice readonly own extra\n", config.Mutating, nil, "line 1: expected TOKEN [NAME [TIER [SCOPE]]]"},
 		{"same token twice", tokA + " a\n" + tokA + " b\n", config.Mutating, nil, "line 2: the same token as line 1"},
 		{"same name twice", tokA + " a\n" + tokB + " a\n", config.Mutating, nil, `line 2: the name "a" is already used on line 1`},
 		{"empty", "# nothing\n", config.Mutating, nil, "no token"},
@@ -141,10 +145,11 @@ func TestCheckBind(t *testing.T) {
 }
 
 // TestTokensFileReload: Reload swaps in the file's new tokens and names the
-// ones removed, replaced or given another tier; a file that fails the
+// ones removed, replaced or given another tier or scope; a file that fails the
 // checks leaves the tokens in use alone.
 func TestTokensFileReload(t *testing.T) {
 	const alice, alice2, bob, carol, dave = "alice-token-aaaaaaaaaa", "alice-token-rotated-aa", "bob-token-bbbbbbbbbbbb", "carol-token-cccccccccc", "dave-token-dddddddddddd"
+	const erin = "erin-token-eeeeeeeeeeee"
 	p := filepath.Join(t.TempDir(), "tokens")
 	write := func(body string, mode os.FileMode) {
 		t.Helper()
@@ -155,7 +160,7 @@ func TestTokensFileReload(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(alice+" alice\n"+bob+" bob\n"+carol+" carol\n"+dave+" dave mutating\n", 0o600)
+	write(alice+" alice\n"+bob+" bob\n"+carol+" carol\n"+dave+" dave mutating\n"+erin+" erin mutating own\n", 0o600)
 	tf, err := OpenTokensFile(p, config.Mutating)
 	if err != nil {
 		t.Fatal(err)
@@ -164,15 +169,16 @@ func TestTokensFileReload(t *testing.T) {
 		id, err := tf.Check(context.Background(), token)
 		return err == nil && id.Name == name
 	}
-	// alice rotated, bob removed, carol kept, dave down to read-only.
-	write(alice2+" alice\n"+carol+" carol\n"+dave+" dave readonly\n", 0o600)
+	// alice rotated, bob removed, carol kept, dave down to read-only,
+	// erin given other sessions.
+	write(alice2+" alice\n"+carol+" carol\n"+dave+" dave readonly\n"+erin+" erin mutating sessions=ci-*\n", 0o600)
 	changed, err := tf.Reload()
 	if err != nil {
 		t.Fatal(err)
 	}
 	slices.Sort(changed)
-	if !slices.Equal(changed, []string{"alice", "bob", "dave"}) {
-		t.Errorf("changed = %v, want [alice bob dave]", changed)
+	if !slices.Equal(changed, []string{"alice", "bob", "dave", "erin"}) {
+		t.Errorf("changed = %v, want [alice bob dave erin]", changed)
 	}
 	for _, c := range []struct {
 		token, name string
@@ -184,6 +190,9 @@ func TestTokensFileReload(t *testing.T) {
 	}
 	if id, _ := tf.Check(context.Background(), dave); id.Tier != config.Readonly {
 		t.Errorf("dave's tier after the reload: %v, want readonly", id.Tier)
+	}
+	if id, _ := tf.Check(context.Background(), erin); id.Scope != "sessions=ci-*" {
+		t.Errorf("erin's scope after the reload: %q, want sessions=ci-*", id.Scope)
 	}
 	// A file others can read, and one with a bad line, are not loaded.
 	for _, bad := range []struct {

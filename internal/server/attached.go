@@ -53,7 +53,7 @@ func (c *Call) sessionQuery(ctx context.Context, sock tmux.Socket, fields []stri
 		}
 	}
 	rows, err := tmux.ParseRows(outs[last-1], fields)
-	return rows, ours, err
+	return c.scopeActivePanes(rows), ours, err
 }
 
 // sessionInfos builds SessionInfo results with session_attached counting

@@ -283,6 +283,9 @@ func (d *describer) list(c *Call, sock tmux.Socket) *listing {
 	}
 	l := &listing{fg: map[string]paneProgram{}}
 	l.rows, l.ours, l.err = c.sessionQuery(d.ctx, sock, describeFields, tmux.Command{"list-panes", "-a", "-F", tmux.Format(describeFields...)})
+	if l.err == nil {
+		l.rows, l.err = c.scopeListing(d.ctx, sock, l.rows) // scope.go: nothing outside the caller's scope is named
+	}
 	d.listings[key] = l
 	return l
 }

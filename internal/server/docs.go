@@ -50,6 +50,7 @@ func ToolsMarkdown() (string, error) {
 	}
 	b.WriteString("\n")
 	b.WriteString(foregroundDocs)
+	b.WriteString(scopeDocs)
 	b.WriteString(confirmDocs)
 	for _, ts := range Toolsets {
 		var tools []*Tool

@@ -43,6 +43,9 @@ func OwnerFrom(ctx context.Context) Owner {
 type Client struct {
 	Name string
 	Tier config.Tier // 0: no cap beyond the server's tier
+	// Scope confines the client to some sessions (scope.Parse's syntax);
+	// "" leaves it to the server's configured scope (Config.Scope).
+	Scope string
 }
 
 type clientKey struct{}

@@ -430,6 +430,11 @@ func (s *Server) invoke(ctx context.Context, t *Tool, req *mcp.CallToolRequest, 
 		return errorResult(toToolError(err))
 	}
 	if parent == "" {
+		// A tool the caller's scope refuses is refused before anyone is
+		// asked (scope.go).
+		if err := c.scopeRefusal(ctx, t); err != nil {
+			return errorResult(toToolError(err))
+		}
 		// Ask the person first where they want to be asked (confirm.go);
 		// a batch asks once for its rows, which run unasked.
 		if r := c.confirm(ctx, args); r != nil {
@@ -466,6 +471,13 @@ func (s *Server) safeCall(ctx context.Context, t *Tool, c *Call, args map[string
 	}()
 	if err := s.checkCall(t, args); err != nil {
 		return nil, err
+	}
+	args, restore, err := c.applyScope(ctx, t, args) // scope.go
+	if err != nil {
+		return nil, err
+	}
+	if restore != nil {
+		return restore(t.call(ctx, c, args))
 	}
 	return t.call(ctx, c, args)
 }

@@ -294,30 +294,31 @@ func (s *Server) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.C
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	var values []string
-	switch req.Params.Argument.Name {
-	case HostArgName:
+	switch name := req.Params.Argument.Name; {
+	case name == HostArgName:
 		if s.hosts != nil {
 			values = s.hosts.Names()
 		}
-	case "session_name":
-		rows, _ := c.tmux.Rows(ctx, sock, tmux.Command{"list-sessions"}, []string{"session_name"})
-		for _, r := range rows {
+	case !c.scopeCompletion(ctx, sock): // scope_mcp.go
+	case name == "session_name":
+		rows, _ := c.tmux.Rows(ctx, sock, tmux.Command{"list-sessions"}, []string{"session_name", "session_id"})
+		for _, r := range c.scopeRows(rows, "session_id") {
 			values = append(values, r["session_name"])
 		}
-	case "window_index":
+	case name == "window_index":
 		var sess string
 		if req.Params.Context != nil {
 			sess = req.Params.Context.Arguments["session_name"]
 		}
 		if args, err := tmux.WindowScope("", sess); err == nil {
-			rows, _ := c.tmux.Rows(ctx, sock, append(tmux.Command{"list-windows"}, args...), []string{"window_index"})
-			for _, r := range rows {
+			rows, _ := c.tmux.Rows(ctx, sock, append(tmux.Command{"list-windows"}, args...), []string{"window_index", "window_id", "session_id"})
+			for _, r := range c.scopeRows(rows, "window_id") {
 				values = append(values, r["window_index"])
 			}
 		}
-	case "pane_id":
+	case name == "pane_id":
 		rows, _ := c.tmux.Rows(ctx, sock, tmux.Command{"list-panes", "-a"}, []string{"pane_id"})
-		for _, r := range tmux.DedupeBy(rows, "pane_id") {
+		for _, r := range tmux.DedupeBy(c.scopeRows(rows, "pane_id"), "pane_id") {
 			values = append(values, r["pane_id"])
 		}
 	}
@@ -410,10 +411,13 @@ func (rs *resourceState) subscribe(ctx context.Context, req *mcp.SubscribeReques
 	if err := check(SocketArgs{SocketName: &ref.socketName}); err != nil {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
+	sock := c.Socket(SocketArgs{SocketName: &ref.socketName})
+	if err := c.scopeSubscription(ctx, ref, sock); err != nil { // scope_mcp.go
+		return err
+	}
 	if rs.hold(uri, req.Session) {
 		return nil // already watched for another session
 	}
-	sock := c.Socket(SocketArgs{SocketName: &ref.socketName})
 	wctx, cancel := context.WithCancel(context.Background())
 	closeFn := func() {} // a structure watch ends with wctx
 	if ref.kind == "content" {
@@ -643,6 +647,15 @@ func (rs *resourceState) middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			rs.sync(sctx)
 			cancel()
 			go rs.followList()
+			res, err := next(ctx, method, req)
+			if lr, ok := res.(*mcp.ListResourcesResult); ok && err == nil {
+				sctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+				defer cancel()
+				if err := rs.s.scopeResourceList(sctx, lr); err != nil { // scope_mcp.go
+					return nil, err
+				}
+			}
+			return res, err
 		}
 		return next(ctx, method, req)
 	}

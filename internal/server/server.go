@@ -62,6 +62,7 @@ type Server struct {
 	promptRowC    *promptRowCache    // panes send_and_wait typed into (tools_wait_prompt.go)
 	fgOptions     foreground.Options // how panes are inspected (Options.Foreground)
 
+	scopes      sync.Map // scope text -> scope.Scope, parsed once (scope.go)
 	confirmOnce sync.Once
 	confirmSt   *confirmStore // questions awaiting the person's answer (confirm_state.go)
 }
@@ -393,6 +394,10 @@ type Call struct {
 
 	// notes are text blocks added after the result's own (see addNote).
 	notes []string
+
+	// scope is the call's confinement to the caller's sessions (scope.go);
+	// nil when it has none.
+	scope *callScope
 }
 
 // addNote adds a text content block after the result: a hint for the model
@@ -609,6 +614,9 @@ var Differences = []Difference{
 		"the agent picked the target; the person sees what it is before it is gone (issue 23). See \"Confirmation\" below"},
 	{"kill-server-absent", "kill_server when no server runs on the socket", "success: \"Server killed successfully\"",
 		"an error saying no server runs there, with a hint to list_servers", "a success claim for a server that was never there hides a wrong socket"},
+	{"owner-mark", "a session create_session makes", "no options of its own",
+		"the session user option `@tmux-mcp-owner`: the caller's identity (`stdio`, the token's name, `oauth:SUBJECT`)",
+		"scope `own` finds the caller's sessions by it, on any server and after a restart (see Scope below)"},
 	{"inf-nan", "a number argument given as \"inf\" or \"nan\"", "accepted by validation, then refused by the tool (or printed as \"within nans\")",
 		"refused by validation", "JSON has no such number; an error either way"},
 }

@@ -274,7 +274,7 @@ func (c *Call) searchPanes(ctx context.Context, a searchPanesArgs) (SearchPanesR
 	if err != nil {
 		return SearchPanesResult{}, notFoundAs(err, scopeKind(scope), scopeName(scope))
 	}
-	rows = tmux.DedupeBy(rows, "pane_id")
+	rows = tmux.DedupeBy(c.scopeRows(rows, "pane_id"), "pane_id")
 	sort.SliceStable(rows, func(i, j int) bool {
 		return tmux.PaneID(rows[i]["pane_id"]).Num() < tmux.PaneID(rows[j]["pane_id"]).Num()
 	})

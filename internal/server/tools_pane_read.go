@@ -72,7 +72,7 @@ func paneReadTools() []*Tool {
 				return nil, notFoundAs(err, scopeKind(scope), scopeName(scope))
 			}
 			out := []PaneInfoForeground{}
-			for _, r := range tmux.DedupeBy(rows, "pane_id") {
+			for _, r := range tmux.DedupeBy(c.scopeRows(rows, "pane_id"), "pane_id") {
 				if matchFilters(r, fs) {
 					out = append(out, c.paneInfoForeground(ctx, sock, r, a.ForegroundArg))
 				}

@@ -77,7 +77,7 @@ func serverReadTools() []*Tool {
 				return nil, err
 			}
 			var keep []tmux.Row
-			for _, r := range rows {
+			for _, r := range c.scopeRows(rows, "session_id") {
 				if matchFilters(r, fs) {
 					keep = append(keep, r)
 				}
@@ -124,7 +124,7 @@ func (c *Call) serverInfo(ctx context.Context, sock tmux.Socket) (ServerInfo, er
 		return ServerInfo{}, err
 	}
 	info.IsAlive = true
-	*info.SessionCount = len(sessions)
+	*info.SessionCount = len(c.scopeRows(sessions, "session_id"))
 	info.Version = strp(srv[0], "version")
 	if p := strp(srv[0], "socket_path"); p != nil {
 		info.SocketPath = p

@@ -64,7 +64,7 @@ func sessionReadTools() []*Tool {
 				return nil, notFoundAs(err, sessionKind(a.SessionID, a.SessionName), sessionLabel(a.SessionID, a.SessionName))
 			}
 			out := []WindowInfo{}
-			for _, r := range rows {
+			for _, r := range c.scopeRows(rows, "window_id") {
 				if matchFilters(r, fs) {
 					out = append(out, windowInfo(r))
 				}

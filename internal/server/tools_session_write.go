@@ -9,6 +9,7 @@ import (
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
+	"github.com/tmux-mcp/tmux-mcp/internal/scope"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
 
@@ -109,7 +110,15 @@ func createSession(ctx context.Context, c *Call, a createSessionArgs) (SessionIn
 	if err := c.checkRemoteDir(ctx, dir); err != nil {
 		return SessionInfo{}, err
 	}
-	outs, err := c.tmux.Run(ctx, c.Socket(a.SocketArgs), cmd)
+	// The session carries its creator's identity (scope.OwnerOption), in
+	// the same round trip when it has a name to target.
+	sock := c.Socket(a.SocketArgs)
+	cmds := []tmux.Command{cmd}
+	if name != "" {
+		t, _ := tmux.SessionTarget("", name)
+		cmds = append(cmds, ownerMark(ctx, t))
+	}
+	outs, err := c.tmux.Run(ctx, sock, cmds...)
 	if err != nil {
 		return SessionInfo{}, sessionExists(err, name)
 	}
@@ -117,7 +126,20 @@ func createSession(ctx context.Context, c *Call, a createSessionArgs) (SessionIn
 	if err != nil {
 		return SessionInfo{}, err
 	}
+	if name == "" {
+		if _, err := c.tmux.Run(ctx, sock, ownerMark(ctx, r["session_id"])); err != nil {
+			return SessionInfo{}, notFoundAs(err, "session", r["session_id"])
+		}
+	}
 	return sessionInfo(r), nil // a new session: none of our clients is attached to it
+}
+
+// ownerMark sets the owner mark of the session at target to the caller's
+// identity: a session user option, so it stays with the session in tmux
+// (a restart of tmux-mcp keeps it, `tmux show-options` shows it), and a
+// caller whose scope is own finds its sessions by it.
+func ownerMark(ctx context.Context, target string) tmux.Command {
+	return tmux.Command{"set-option", "-t", target, scope.OwnerOption, CallerIdentity(ctx)}
 }
 
 func renameSession(ctx context.Context, c *Call, a renameSessionArgs) (SessionInfo, error) {
@@ -255,8 +277,15 @@ func (c *Call) sessTarget(ctx context.Context, sock tmux.Socket, s sessArgs) (st
 	return c.firstSession(ctx, sock)
 }
 
-// firstSession returns the id of the first session tmux lists.
+// firstSession returns the id of the first session tmux lists (under a
+// scope, the first inside it).
 func (c *Call) firstSession(ctx context.Context, sock tmux.Socket) (string, error) {
+	if c.scope != nil {
+		if s := c.scope.view.first(); s != nil {
+			return s.id, nil
+		}
+		return "", errNoSessionInScope
+	}
 	outs, err := c.tmux.Run(ctx, sock, tmux.Command{"list-sessions", "-F", "#{session_id}"})
 	if err != nil {
 		return "", err
