@@ -65,6 +65,8 @@ type Server struct {
 	scopes      sync.Map // scope text -> scope.Scope, parsed once (scope.go)
 	confirmOnce sync.Once
 	confirmSt   *confirmStore // questions awaiting the person's answer (confirm_state.go)
+
+	appOff bool // serve as before the MCP App existed: the tests' baseline (app_ui.go)
 }
 
 // Options are the collaborators of a Server.
@@ -229,7 +231,7 @@ func (s *Server) MCP() *mcp.Server {
 		})
 		mt.InputSchema, mt.OutputSchema = in, out
 	}
-	ms.AddReceivingMiddleware(s.gate, rs.middleware, s.cancelOnShutdown)
+	ms.AddReceivingMiddleware(s.gate, s.appUI, rs.middleware, s.cancelOnShutdown)
 	return ms
 }
 
