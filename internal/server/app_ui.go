@@ -189,3 +189,29 @@ func (s *Server) linkAppTool(r *mcp.ListToolsResult) {
 	r.Tools[i] = &t
 	r.CacheScope = "private"
 }
+
+// appDocs is docs/tools.md's section on the pane view.
+const appDocs = `## Live pane view (MCP App)
+
+A host that renders MCP Apps (the ` + "`io.modelcontextprotocol/ui`" + ` extension: Claude, ChatGPT, VS Code, Goose and others)
+shows ` + "`capture_pane_image`" + `'s result as a live view of the pane: the screen with its colours, attributes and cursor,
+read again every 0.5 s (0.25 s to 5 s, as the person chooses), with a button that pauses and resumes it.
+
+![The pane view in Chromium, hosted by the official MCP Apps host bridge](images/pane-app.png)
+
+- The view is the resource ` + "`ui://tmux-mcp/pane`" + ` (` + "`text/html;profile=mcp-app`" + `): one HTML file in the binary, its script and
+  styles inline. It loads nothing and opens no connection, and its ` + "`_meta.ui.csp`" + ` declares no domain of any kind.
+- It reads the pane by asking the host to call ` + "`snapshot_pane`" + ` with ` + "`styles: true`" + ` for the pane the tool call named
+  (its ` + "`pane_id`" + ` or other target, ` + "`socket_name`" + `, ` + "`socket_path`" + `, ` + "`host`" + `). That is the only tool it calls: it never types
+  into the pane, never subscribes, and its calls are audited like any other (under the host's client).
+- Only a client that declares the extension with ` + "`text/html;profile=mcp-app`" + ` in its ` + "`mimeTypes`" + ` (in
+  ` + "`capabilities.extensions`" + `: at initialization, or in each request's ` + "`_meta`" + ` on 2026-07-28) sees the extension in the
+  server's capabilities, the resource in ` + "`resources/list`" + ` and ` + "`_meta.ui.resourceUri`" + ` on ` + "`capture_pane_image`" + ` (the
+  only tool that names the view: hosts open it for every result of such a tool). Those answers are marked
+  ` + "`cacheScope: \"private\"`" + `. For every other client ` + "`initialize`" + `, ` + "`tools/list`" + ` and ` + "`resources/list`" + ` are byte for
+  byte what they were before the view existed. Reading ` + "`ui://tmux-mcp/pane`" + ` works for any client: the page is static and
+  holds no tmux data.
+- Wide characters are laid out by the view's own width table (the common East Asian and emoji blocks); a rarer wide
+  character counts as one column there, which shifts only the colours after it on its line.
+
+`

@@ -205,7 +205,11 @@ iframe{width:100%;border:1px solid #ccc;border-radius:8px;background:#fff;height
         "printf '\\033[38;2;255;135;0mtrue colour\\033[0m  \\033[3mitalic\\033[0m  \\033[9mstrike\\033[0m  \\033[2mdim\\033[0m\\n'");
       await frame.waitForFunction(() => document.getElementById("screen").textContent.includes("true colour"), { polling: "mutation", timeout: 5000 });
       await sleep(1200);
-      await page.screenshot({ path: cfg.screenshot, fullPage: true });
+      const box = await page.evaluate(() => {
+        const r = document.querySelector(".chat").getBoundingClientRect();
+        return { x: 0, y: 0, width: Math.ceil(r.right), height: Math.ceil(r.bottom) };
+      });
+      await page.screenshot({ path: cfg.screenshot, clip: box });
       report.screenshot = cfg.screenshot;
     }
 
