@@ -538,10 +538,10 @@ var Additions = []Addition{
 		"lists the caller's recordings (running and stopped) with their files and resource URIs"},
 	{"tmux://recordings/{recording_id}", "resource template",
 		"reads a recording (asciicast v2); only the client that made it can read it"},
-	{"styles", "argument of capture_pane and snapshot_pane; with it, result field of both (capture_pane: also a second text block)",
-		"colours and attributes (a selected item in reverse video, a search match, an error in red) as compact spans of the returned lines; off, every answer is byte for byte as before"},
 	{"ui://tmux-mcp/pane", "resource, and `_meta.ui.resourceUri` of capture_pane_image, for clients that declare the MCP Apps extension (io.modelcontextprotocol/ui)",
 		"a live view of the pane in hosts that render MCP Apps, kept current through read-only calls, with a pause button; for every other client the lists are byte for byte as before (see \"Live pane view\" below)"},
+	{"styles", "argument of capture_pane and snapshot_pane; with it, result field of both (capture_pane: also a second text block)",
+		"colours and attributes (a selected item in reverse video, a search match, an error in red) as compact spans of the returned lines; off, every answer is byte for byte as before"},
 }
 
 // Difference is a deliberate behaviour that differs from the reference
