@@ -84,6 +84,7 @@ type appHostReport struct {
 	Screenshot string           `json:"screenshot"`
 	ViewCalls  map[string]int   `json:"viewCalls"`
 	Requests   []map[string]any `json:"requests"`
+	DataURLs   []map[string]any `json:"dataURLs"`
 	ViewTitle  string           `json:"viewTitle"`
 }
 
@@ -251,6 +252,14 @@ func checkAppReport(t *testing.T, rep appHostReport, audited []string) {
 	if len(rep.Requests) != 0 {
 		t.Errorf("network requests while the view ran: %v", rep.Requests)
 	}
+	// data: URLs reach no network; the view uses one for the opening
+	// result's image, and nothing else.
+	for _, d := range rep.DataURLs {
+		if d["frame"] != "view" || d["type"] != "image" || !strings.HasPrefix(d["mime"].(string), "image/") {
+			t.Errorf("a data: URL other than the result's image: %v", d)
+		}
+	}
+	t.Logf("network requests: none; data: URLs (the opening result's image): %d", len(rep.DataURLs))
 
 	// The view's calls: read-only tools only, each one in the audit log.
 	n := 0

@@ -102,12 +102,21 @@ try {
     await page.setViewport({ width: 820, height: 560, deviceScaleFactor: 1 });
 
     // Every request any frame makes is recorded and refused: the host page
-    // and the view are inline, so there should be none.
+    // and the view are inline, so there should be none. A data: URL (the
+    // view shows the tool result's image that way until its first reading)
+    // carries its bytes in itself and reaches no network: it is counted
+    // apart and let through.
     const requests = [];
+    const dataURLs = [];
     await page.setRequestInterception(true);
     page.on("request", (req) => {
-      const frame = req.frame();
-      requests.push({ url: req.url().slice(0, 200), frame: frame === page.mainFrame() ? "host" : "view", type: req.resourceType() });
+      const frame = req.frame() === page.mainFrame() ? "host" : "view";
+      if (req.url().startsWith("data:")) {
+        dataURLs.push({ frame, type: req.resourceType(), mime: req.url().slice(5, req.url().search(/[;,]/)) });
+        req.continue().catch(() => {});
+        return;
+      }
+      requests.push({ url: req.url().slice(0, 200), frame, type: req.resourceType() });
       req.abort("blockedbyclient").catch(() => {});
     });
     page.on("console", (m) => { if (m.type() === "error" || m.type() === "warn") log("console:", m.text()); });
@@ -215,6 +224,7 @@ iframe{width:100%;border:1px solid #ccc;border-radius:8px;background:#fff;height
 
     report.viewCalls = viewCalls;
     report.requests = requests;
+    report.dataURLs = dataURLs;
     report.viewTitle = await frame.evaluate(() => document.getElementById("title").textContent);
     await page.evaluate(() => window.bridge.teardownResource({})).catch((e) => log("teardown:", e.message));
   } finally {
