@@ -52,6 +52,7 @@ func ToolsMarkdown() (string, error) {
 	b.WriteString(foregroundDocs)
 	b.WriteString(scopeDocs)
 	b.WriteString(confirmDocs)
+	b.WriteString(appDocs)
 	for _, ts := range Toolsets {
 		var tools []*Tool
 		for _, t := range s.all {

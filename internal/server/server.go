@@ -65,6 +65,8 @@ type Server struct {
 	scopes      sync.Map // scope text -> scope.Scope, parsed once (scope.go)
 	confirmOnce sync.Once
 	confirmSt   *confirmStore // questions awaiting the person's answer (confirm_state.go)
+
+	appOff bool // serve as before the MCP App existed: the tests' baseline (app_ui.go)
 }
 
 // Options are the collaborators of a Server.
@@ -229,7 +231,7 @@ func (s *Server) MCP() *mcp.Server {
 		})
 		mt.InputSchema, mt.OutputSchema = in, out
 	}
-	ms.AddReceivingMiddleware(s.gate, rs.middleware, s.cancelOnShutdown)
+	ms.AddReceivingMiddleware(s.gate, s.appUI, rs.middleware, s.cancelOnShutdown)
 	return ms
 }
 
@@ -536,6 +538,8 @@ var Additions = []Addition{
 		"lists the caller's recordings (running and stopped) with their files and resource URIs"},
 	{"tmux://recordings/{recording_id}", "resource template",
 		"reads a recording (asciicast v2); only the client that made it can read it"},
+	{"ui://tmux-mcp/pane", "resource, and `_meta.ui.resourceUri` of capture_pane_image, for clients that declare the MCP Apps extension (io.modelcontextprotocol/ui)",
+		"a live view of the pane in hosts that render MCP Apps, kept current through read-only calls, with a pause button; for every other client the lists are byte for byte as before (see \"Live pane view\" below)"},
 	{"styles", "argument of capture_pane and snapshot_pane; with it, result field of both (capture_pane: also a second text block)",
 		"colours and attributes (a selected item in reverse video, a search match, an error in red) as compact spans of the returned lines; off, every answer is byte for byte as before"},
 }
