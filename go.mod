@@ -3,7 +3,7 @@ module github.com/tmux-mcp/tmux-mcp
 go 1.26.0
 
 require (
-	github.com/VictoriaMetrics/metrics v1.45.0
+	github.com/VictoriaMetrics/metrics v1.35.1
 	github.com/go-jose/go-jose/v4 v4.1.9
 	github.com/google/jsonschema-go v0.4.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0

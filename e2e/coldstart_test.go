@@ -24,15 +24,11 @@ import (
 //   - exec-tmux-V: `tmux -V`, one small C process run to its exit;
 //   - kcrong: Kcrong/tmux-mcp (a peer, Go, no output schemas) when
 //     TMUX_MCP_PEER_KCRONG names its binary; it gets a private socket in a
-//     temporary directory, which the benchmark removes;
-//   - baseline: another build of tmux-mcp (say, of the commit before a
-//     change) when TMUX_MCP_COLDSTART_BASELINE names its binary, started
-//     exactly as ours is, so a change's cost to start-up is a ratio
-//     measured in one run (x-baseline).
+//     temporary directory, which the benchmark removes.
 //
 // Each sub-benchmark reports its median as p50-ms; tmux-mcp, measured
-// last, also reports its median over each baseline's (x-baseline,
-// x-kcrong, x-floor-go, x-exec-tmux-V).
+// last, also reports its median over each baseline's (x-kcrong, x-floor-go,
+// x-exec-tmux-V).
 func BenchmarkColdStartToolsList(b *testing.B) {
 	ts := tmuxtest.New(b)
 	dir := b.TempDir()
@@ -54,7 +50,7 @@ func BenchmarkColdStartToolsList(b *testing.B) {
 			if name != "tmux-mcp" {
 				return
 			}
-			for _, base := range []string{"baseline", "kcrong", "floor-go", "exec-tmux-V"} {
+			for _, base := range []string{"kcrong", "floor-go", "exec-tmux-V"} {
 				if m := medians[base]; m > 0 {
 					b.ReportMetric(float64(p50)/float64(m), "x-"+base)
 				}
@@ -79,13 +75,6 @@ func BenchmarkColdStartToolsList(b *testing.B) {
 		run("kcrong", func() *exec.Cmd {
 			cmd := exec.Command(peer)
 			cmd.Env = append(tmuxtest.CleanEnv(), "TMUX_MCP_SOCKET="+sock, "TMUX_MCP_TMUX_BIN="+ts.Bin)
-			return cmd
-		}, coldToolsList)
-	}
-	if base := os.Getenv("TMUX_MCP_COLDSTART_BASELINE"); base != "" {
-		run("baseline", func() *exec.Cmd {
-			cmd := serverCmd(ts)
-			cmd.Path, cmd.Args[0] = base, base
 			return cmd
 		}, coldToolsList)
 	}

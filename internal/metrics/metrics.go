@@ -19,7 +19,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -87,7 +90,9 @@ func (a Answer) String() string {
 // histogram: a tmux round trip takes well under a millisecond over control
 // mode and about 2 ms exec'd; waits run up to the wait ceiling (at most
 // 120 s).
-var LatencyBuckets = []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
+var LatencyBuckets = latencyBounds[:]
+
+var latencyBounds = [...]float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
 
 // Names of the metrics (README, Operations).
 const (
@@ -109,19 +114,61 @@ const (
 
 // family is one metric family: its HELP and TYPE lines and its series,
 // kept in a set of their own so each family is written under its own
-// metadata (the library writes HELP lines without text).
+// metadata (the library writes HELP lines without text), or written by
+// write.
 type family struct {
 	name, help, typ string
 	set             *vm.Set
+	write           func(io.Writer)
 }
 
 // toolStats are the series of one tool. calls[OK] and latency exist from
 // the start, so every tool of the registry is listed; the other outcomes
 // appear with their first call.
 type toolStats struct {
+	name    string
 	calls   [numOutcomes]atomic.Pointer[vm.Counter]
 	names   [numOutcomes]string
-	latency *vm.PrometheusHistogram
+	latency histogram
+}
+
+// histogram is a Prometheus histogram over LatencyBuckets. The library
+// release this package pins (see go.mod) has none with le buckets; its
+// own histograms use vmrange buckets, which Prometheus cannot aggregate.
+// A lock keeps a scrape from seeing a count without its bucket.
+type histogram struct {
+	mu      sync.Mutex
+	buckets [len(latencyBounds) + 1]uint64 // per bucket, not cumulative; the last is +Inf
+	sum     float64
+	count   uint64
+}
+
+func (h *histogram) observe(v float64) {
+	i := sort.SearchFloat64s(latencyBounds[:], v) // the first bound >= v
+	h.mu.Lock()
+	h.buckets[i]++
+	h.sum += v
+	h.count++
+	h.mu.Unlock()
+}
+
+// write writes the series of one labelled histogram, buckets in
+// increasing le and cumulative, with the library's line writers.
+func (h *histogram) write(w io.Writer, name, label string) {
+	h.mu.Lock()
+	b, sum, count := h.buckets, h.sum, h.count
+	h.mu.Unlock()
+	var cum uint64
+	for i, n := range b {
+		cum += n
+		le := "+Inf"
+		if i < len(latencyBounds) {
+			le = strconv.FormatFloat(latencyBounds[i], 'g', -1, 64)
+		}
+		vm.WriteCounterUint64(w, name+"_bucket{"+label+`,le="`+le+`"}`, cum)
+	}
+	vm.WriteCounterFloat64(w, name+"_sum{"+label+"}", sum)
+	vm.WriteCounterUint64(w, name+"_count{"+label+"}", count)
 }
 
 // Registry holds the series of one daemon.
@@ -161,17 +208,25 @@ func New(tools []string) *Registry {
 	}
 	r.calls = fam(NameCalls, "counter", "Tool calls (tools/call requests; the rows of a batch are counted in the batch's call), by tool and outcome.")
 	lat := fam(NameLatency, "histogram", "Time from a tool call's arrival to its answer, by tool.")
+	var order []*toolStats
+	lat.write = func(w io.Writer) {
+		for _, ts := range order {
+			ts.latency.write(w, NameLatency, `tool="`+ts.name+`"`)
+		}
+	}
 	for _, t := range tools {
 		if !plainName(t) || r.tools[t] != nil {
 			continue
 		}
-		ts := &toolStats{latency: lat.set.NewPrometheusHistogramExt(NameLatency+`{tool="`+t+`"}`, LatencyBuckets)}
+		ts := &toolStats{name: t}
+		order = append(order, ts)
 		for o := range numOutcomes {
 			ts.names[o] = NameCalls + `{tool="` + t + `",outcome="` + o.String() + `"}`
 		}
 		ts.calls[OK].Store(r.calls.set.NewCounter(ts.names[OK]))
 		r.tools[t] = ts
 	}
+	sort.Slice(order, func(i, j int) bool { return order[i].name < order[j].name })
 	r.inFlight = fam(NameInFlight, "gauge", "Tool calls running now.").set.NewGauge(NameInFlight, nil)
 	r.unknownTool = fam(NameUnknownTool, "counter", "Calls naming a tool that does not exist (the name is not recorded).").set.NewCounter(NameUnknownTool)
 	r.sessions = fam(NameSessions, "gauge", "Stateful HTTP sessions open now.").set.NewGauge(NameSessions, nil)
@@ -204,6 +259,10 @@ func New(tools []string) *Registry {
 func (r *Registry) Write(w io.Writer) {
 	for _, f := range r.families {
 		fmt.Fprintf(w, "# HELP %s %s\n# TYPE %s %s\n", f.name, f.help, f.name, f.typ)
+		if f.write != nil {
+			f.write(w)
+			continue
+		}
 		f.set.WritePrometheus(w)
 	}
 }
@@ -262,7 +321,7 @@ func (r *Registry) call(tool string, o Outcome, d time.Duration) {
 		ts.calls[o].Store(c)
 	}
 	c.Inc()
-	ts.latency.Update(d.Seconds())
+	ts.latency.observe(d.Seconds())
 }
 
 // UnknownTool counts a call naming no tool of the registry.
