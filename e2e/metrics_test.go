@@ -263,6 +263,34 @@ func TestHTTPMetrics(t *testing.T) {
 		}
 	}
 
+	// A 2026-07-28 client is asked by an input request: the first call
+	// answers with the question, the SDK calls again with the accepted
+	// answer, and the session is killed.
+	victimSession(t, ts, "victim2")
+	acceptor := newConfirmAnswerer("accept")
+	ss, err := dialHTTPD(ctx, h, admin, statelessVersion, acceptor.options())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	if res := call(ss, "kill_session", map[string]any{"session_name": "victim2"}); res.IsError || sessionAlive(ts, "victim2") {
+		t.Fatalf("kill_session, accepted over 2026-07-28: %s", resultText(res))
+	}
+	e, _ = scrapeOnce(t, url)
+	for _, c := range []struct {
+		what      string
+		got, want float64
+	}{
+		{"kill_session input_required", calls("kill_session", "input_required"), 1},
+		{"kill_session ok", calls("kill_session", "ok"), 1},
+		{"confirmations accepted", value(t, e, metrics.NameConfirmations, map[string]string{"outcome": "accept"}), 1},
+		{"sessions (2026-07-28 has none)", value(t, e, metrics.NameSessions, nil), 2},
+	} {
+		if c.got != c.want {
+			t.Errorf("%s = %v, want %v", c.what, c.got, c.want)
+		}
+	}
+
 	// A DELETE ends a session: counted down once the server released it.
 	if err := rs.Close(); err != nil {
 		t.Fatal(err)
