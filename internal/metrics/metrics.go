@@ -5,9 +5,9 @@
 //
 // Metrics are off unless Enable was called, and then every function returns
 // after one atomic load: the stdio server and the CLI pay nothing for them.
-// Nothing is built at init; the exposition library's own init is the only
-// cost a binary without metrics pays (measured in the commit that added
-// it).
+// Nothing is built at init; the exposition library's own init (which is
+// why go.mod pins the release it does) is the only cost a binary without
+// metrics pays at start-up (docs/cold-start.md).
 //
 // Labels are only ever tool (a name from the registry, given to Enable)
 // and outcome (a fixed set below): never a value from a call's arguments,
@@ -86,12 +86,10 @@ func (a Answer) String() string {
 	return "unknown"
 }
 
-// LatencyBuckets are the upper bounds, in seconds, of the call latency
+// latencyBounds are the upper bounds, in seconds, of the call latency
 // histogram: a tmux round trip takes well under a millisecond over control
 // mode and about 2 ms exec'd; waits run up to the wait ceiling (at most
 // 120 s).
-var LatencyBuckets = latencyBounds[:]
-
 var latencyBounds = [...]float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120}
 
 // Names of the metrics (README, Operations).
@@ -132,7 +130,7 @@ type toolStats struct {
 	latency histogram
 }
 
-// histogram is a Prometheus histogram over LatencyBuckets. The library
+// histogram is a Prometheus histogram over latencyBounds. The library
 // release this package pins (see go.mod) has none with le buckets; its
 // own histograms use vmrange buckets, which Prometheus cannot aggregate.
 // A lock keeps a scrape from seeing a count without its bucket.
