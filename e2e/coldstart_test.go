@@ -26,6 +26,13 @@ import (
 //     TMUX_MCP_PEER_KCRONG names its binary; it gets a private socket in a
 //     temporary directory, which the benchmark removes.
 //
+// With TMUX_MCP_COLDSTART_BASELINE naming another build of tmux-mcp (say,
+// of the commit before a change), a last sub-benchmark, vs-baseline,
+// starts it and ours alternately, in turn first, each exactly as ours is
+// started, and reports both medians and their ratio (x-baseline): a
+// change's cost to start-up from pairs measured side by side, which the
+// load of a shared machine shifts alike, rather than from two runs.
+//
 // Each sub-benchmark reports its median as p50-ms; tmux-mcp, measured
 // last, also reports its median over each baseline's (x-kcrong, x-floor-go,
 // x-exec-tmux-V).
@@ -80,6 +87,48 @@ func BenchmarkColdStartToolsList(b *testing.B) {
 	}
 	// Ours last, so it can report its ratios to the baselines just measured.
 	run("tmux-mcp", func() *exec.Cmd { return serverCmd(ts) }, coldToolsList)
+	if base := os.Getenv("TMUX_MCP_COLDSTART_BASELINE"); base != "" {
+		b.Run("vs-baseline", func(b *testing.B) {
+			// Both run from a copy written the same way just now: a binary
+			// fresh from the Go linker started 4-10% slower here than a
+			// copy of the very same bytes.
+			theirsBin, oursBin := copyFile(b, base, filepath.Join(dir, "baseline")), copyFile(b, binary, filepath.Join(dir, "ours"))
+			from := func(bin string) *exec.Cmd {
+				cmd := serverCmd(ts)
+				cmd.Path, cmd.Args[0] = bin, bin
+				return cmd
+			}
+			var ours, theirs []time.Duration
+			baseline := func() *exec.Cmd { return from(theirsBin) }
+			for i := 0; b.Loop(); i++ {
+				if i%2 == 0 {
+					theirs = append(theirs, coldToolsList(b, baseline()))
+					ours = append(ours, coldToolsList(b, from(oursBin)))
+				} else {
+					ours = append(ours, coldToolsList(b, from(oursBin)))
+					theirs = append(theirs, coldToolsList(b, baseline()))
+				}
+			}
+			slices.Sort(ours)
+			slices.Sort(theirs)
+			p50, base50 := ours[len(ours)/2], theirs[len(theirs)/2]
+			b.ReportMetric(float64(p50)/1e6, "p50-ms")
+			b.ReportMetric(float64(base50)/1e6, "baseline-p50-ms")
+			b.ReportMetric(float64(p50)/float64(base50), "x-baseline")
+		})
+	}
+}
+
+// copyFile copies the executable src to dst and returns dst.
+func copyFile(b *testing.B, src, dst string) string {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(dst, data, 0o755); err != nil {
+		b.Fatal(err)
+	}
+	return dst
 }
 
 // coldToolsList starts cmd and returns the time from its start to the

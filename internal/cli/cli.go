@@ -450,6 +450,10 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		applyHTTPMemoryLimit(getenv)
 		return serveHTTP(ctx, srv, cfg, logger)
 	}
+	if cfg.HTTP.Metrics != "" {
+		logger.Error(cfg.From["metrics"] + " is set, but metrics are served by the HTTP daemon only (serve --http): a stdio server is started by its client, often several at once, which would contend for the one metrics address and each count only its own client")
+		return 2
+	}
 	return serve(ctx, srv, stdin, stdout, logger)
 }
 

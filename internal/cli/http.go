@@ -15,6 +15,7 @@ import (
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/httpserve"
+	"github.com/tmux-mcp/tmux-mcp/internal/metrics"
 	"github.com/tmux-mcp/tmux-mcp/internal/server"
 )
 
@@ -35,6 +36,16 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg config.Config, logge
 	}
 	if warn != "" {
 		logger.Warn(warn)
+	}
+	if h.Metrics != "" {
+		warn, err := httpserve.CheckMetricsBind(h.Metrics, h.MetricsInsecure)
+		if err != nil {
+			logger.Error(err.Error())
+			return 2
+		}
+		if warn != "" {
+			logger.Warn(warn)
+		}
 	}
 	var tlsConfig *tls.Config
 	scheme := "http"
@@ -68,6 +79,15 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg config.Config, logge
 		logger.Error(err.Error())
 		return 2
 	}
+	if h.Metrics != "" {
+		stop, err := serveMetrics(ctx, h.Metrics, srv, logger)
+		if err != nil {
+			_ = ln.Close()
+			logger.Error("listening for metrics", "error", err)
+			return 1
+		}
+		defer stop()
+	}
 	logger.Info("serving MCP over streamable HTTP", "url", url, "safety", cfg.Safety.String(),
 		"idle_timeout", h.IdleTimeout.String(), "max_sessions", h.MaxSessions, "max_inflight", h.MaxInFlight,
 		"max_connections", d.MaxConnections())
@@ -85,6 +105,32 @@ func serveHTTP(ctx context.Context, srv *server.Server, cfg config.Config, logge
 		return 1
 	}
 	return 0
+}
+
+// serveMetrics turns metrics on, counting every tool of the registry, and
+// serves them at addr on GET /metrics in the Prometheus text format, on a
+// listener of its own: the address is the access control (no token), so
+// it is kept apart from /mcp. The returned func stops it.
+func serveMetrics(ctx context.Context, addr string, srv *server.Server, logger *slog.Logger) (stop func(), err error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, err
+	}
+	reg := metrics.New(srv.ToolNames())
+	metrics.Enable(reg)
+	metrics.HostStates(srv.HostStates)
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", reg)
+	hs := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 2 * time.Minute, MaxHeaderBytes: 16 << 10,
+		ErrorLog: slog.NewLogLogger(logger.Handler(), slog.LevelWarn)}
+	go func() { _ = hs.Serve(ln) }()
+	logger.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	return func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+		defer cancel()
+		_ = hs.Shutdown(sctx)
+	}, nil
 }
 
 // reloadOnHangup reads the tokens file again on every SIGHUP, so a token

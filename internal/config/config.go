@@ -185,6 +185,11 @@ type HTTP struct {
 	OAuthAudience   string // empty: this server's /mcp URL
 	OAuthScopeTiers map[string]Tier
 	OAuthScope      string // the scope of OAuth callers (scope.Parse); "": Config.Scope's
+
+	// Metrics is the host:port of the Prometheus listener (/metrics, no
+	// token); empty: no metrics. MetricsInsecure allows one off loopback.
+	Metrics         string
+	MetricsInsecure bool
 }
 
 // Defaults of the HTTP settings.
@@ -269,6 +274,8 @@ var Settings = []Setting{
 	{Flag: "oauth-audience", Env: "TMUX_MCP_OAUTH_AUDIENCE", Default: "this server's /mcp URL", Usage: "the aud a JWT must carry", HTTP: true},
 	{Flag: "oauth-scope-tiers", Env: "TMUX_MCP_OAUTH_SCOPE_TIERS", Default: "tmux:read=readonly,tmux:write=mutating,tmux:admin=destructive", Usage: "comma-separated scope=tier pairs mapping JWT scopes to safety tiers", HTTP: true},
 	{Flag: "oauth-session-scope", Env: "TMUX_MCP_OAUTH_SESSION_SCOPE", Default: "--scope's", Usage: "the sessions OAuth callers may reach, as --scope (own: each subject its own sessions)", HTTP: true},
+	{Flag: "metrics", Env: "TMUX_MCP_METRICS", Default: "off", Usage: "serve Prometheus metrics at this host:port, path /metrics, without a token (serve --http only; e.g. 127.0.0.1:9464)", HTTP: true},
+	{Flag: "metrics-insecure", Env: "TMUX_MCP_METRICS_INSECURE", Default: "0", Usage: "allow --metrics on a non-loopback address (the metrics carry no token: whoever reaches the address reads them)", Bool: true, HTTP: true},
 	{Flag: "confirm", Env: "TMUX_MCP_CONFIRM", Default: "destructive if the client supports elicitation, else off", Usage: "ask the person (MCP elicitation) before these calls run: destructive, mutating or off"},
 	{Flag: "confirm-fallback", Env: "TMUX_MCP_CONFIRM_FALLBACK", Default: "refuse", Usage: "with --confirm set, a client without elicitation: refuse the call, or allow it unasked"},
 	{Flag: "record-max-size", Env: "TMUX_MCP_RECORD_MAX_SIZE", Default: "100M", Usage: "the largest a record_pane recording grows, in bytes (K, M or G suffix); it stops there with a marker"},
@@ -380,6 +387,10 @@ func Load(env Getenv, flags map[string]string) (Config, []Warning, error) {
 			c.HTTP.OAuthScopeTiers, err = parseScopeTiers(v, src)
 		case "oauth-session-scope":
 			c.HTTP.OAuthScope, err = parseScope(v, src)
+		case "metrics":
+			c.HTTP.Metrics = strings.TrimSpace(v)
+		case "metrics-insecure":
+			c.HTTP.MetricsInsecure, err = ParseSwitch(v, src)
 		case "confirm":
 			c.Confirm, err = ParseConfirm(v, src)
 		case "confirm-fallback":

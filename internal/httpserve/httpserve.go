@@ -336,6 +336,22 @@ func CheckBind(addr string, withTLS, insecureRemote bool) (warn string, err erro
 	return "serving HTTP without TLS on a non-loopback address (--insecure-remote): bearer tokens and terminal contents cross the network in clear", nil
 }
 
+// CheckMetricsBind enforces the rule for the metrics address: it carries
+// no token, so an address off loopback needs --metrics-insecure.
+func CheckMetricsBind(addr string, insecure bool) (warn string, err error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", fmt.Errorf("%w: --metrics must be host:port (e.g. 127.0.0.1:9464): %w", config.ErrInvalid, err)
+	}
+	if isLoopbackHost(host) {
+		return "", nil
+	}
+	if !insecure {
+		return "", fmt.Errorf("%w: --metrics %s is not a loopback address: /metrics needs no token, so anyone who reaches it reads the daemon's metrics; pass --metrics-insecure to serve it there anyway (or scrape through a tunnel or a proxy that authenticates)", config.ErrInvalid, addr)
+	}
+	return "serving /metrics without a token on a non-loopback address (--metrics-insecure)", nil
+}
+
 func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true

@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/metrics"
 	"github.com/tmux-mcp/tmux-mcp/internal/server"
 )
 
@@ -98,6 +99,7 @@ func (t *sessionTable) track(ss *mcp.ServerSession, name string, owner server.Ow
 	t.byID[ss.ID()] = e
 	t.ending.Add(1)
 	t.mu.Unlock()
+	metrics.SessionOpened()
 	go func() {
 		defer t.ending.Done()
 		ended := make(chan struct{})
@@ -109,6 +111,7 @@ func (t *sessionTable) track(ss *mcp.ServerSession, name string, owner server.Ow
 			delete(t.byID, ss.ID())
 		}
 		t.mu.Unlock()
+		metrics.SessionClosed()
 		t.release(owner)
 	}()
 	return e
@@ -347,6 +350,7 @@ func (d *Daemon) Revoke(names []string) int {
 	if len(names) == 0 {
 		return 0
 	}
+	metrics.TokensRevoked(len(names))
 	set := make(map[string]bool, len(names))
 	for _, n := range names {
 		set[n] = true

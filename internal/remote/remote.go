@@ -128,6 +128,7 @@ type Host struct {
 	closed   bool
 	lastErr  string    // the last message of a master that ended
 	lastAt   time.Time // when it was seen
+	tried    bool      // a master was started (or tried): no longer idle (State)
 
 	connecting chan struct{} // StartTTY handshakes in progress
 
@@ -429,6 +430,7 @@ func (h *Host) startMaster() (*master, error) {
 	}
 	path := filepath.Join(h.dir, "m"+strconv.Itoa(h.next))
 	h.next++
+	h.tried = true
 	h.mu.Unlock()
 	_ = os.Remove(path)
 
@@ -493,6 +495,32 @@ func (m *master) stop() {
 		_ = m.cmd.Process.Kill()
 		<-m.done
 	}
+}
+
+// HostState is how a host's ssh connection stands, for the metrics.
+type HostState int
+
+// The states of a host.
+const (
+	HostIdle HostState = iota // never connected (nothing connects before the first call), or closed
+	HostUp                    // a connection master is live
+	HostDown                  // its connection failed or was lost; the next call connects again
+)
+
+// State tells whether the host has a live connection, had one (or tried)
+// and has none now, or never tried.
+func (h *Host) State() HostState {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case h.closed:
+		return HostIdle
+	case slices.ContainsFunc(h.masters, (*master).alive):
+		return HostUp
+	case h.tried:
+		return HostDown
+	}
+	return HostIdle
 }
 
 // PIDs returns the process ids of the live masters (tests check that none

@@ -89,6 +89,29 @@ func (s *Set) Get(name string) (*Engine, error) {
 	return e, nil
 }
 
+// States counts the configured hosts by Host.State; a host no call has
+// named yet has no engine and is idle.
+func (s *Set) States() (up, down, idle int) {
+	s.mu.Lock()
+	engines := make([]*Engine, 0, len(s.engines))
+	for _, e := range s.engines {
+		engines = append(engines, e)
+	}
+	s.mu.Unlock()
+	idle = len(s.specs) - len(engines)
+	for _, e := range engines {
+		switch e.Host.State() {
+		case HostUp:
+			up++
+		case HostDown:
+			down++
+		default:
+			idle++
+		}
+	}
+	return up, down, idle
+}
+
 // Close detaches every watcher and control client and stops every ssh
 // connection; Get fails afterwards.
 func (s *Set) Close() error {

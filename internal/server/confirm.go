@@ -10,6 +10,7 @@ import (
 
 	"github.com/tmux-mcp/tmux-mcp/internal/audit"
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/metrics"
 )
 
 // Confirmation (issue 23, item 2): before a call of the tiers the person
@@ -259,6 +260,9 @@ func (c *Call) invalid(why string) *mcp.CallToolResult {
 // each other by confirm id. args (the call's, redacted as every record's)
 // go with a question and with a decision made without asking.
 func (c *Call) auditConfirm(ctx context.Context, id, event, question, answer string, args map[string]any, secret bool) {
+	if event == "confirm_answer" {
+		metrics.Confirmation(confirmAnswer(answer)) // metrics.go
+	}
 	if c.audit == nil {
 		return
 	}

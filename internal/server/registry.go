@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
+	"github.com/tmux-mcp/tmux-mcp/internal/metrics"
 )
 
 // Preset is an annotation preset of the reference (contract 1.0). Every tool
@@ -415,7 +416,15 @@ func marshalJSON(v any) ([]byte, error) {
 func (s *Server) invoke(ctx context.Context, t *Tool, req *mcp.CallToolRequest, raw json.RawMessage, parent string) (res *mcp.CallToolResult) {
 	start := time.Now()
 	id := s.nextRequestID()
-	defer func() { s.auditCall(ctx, t.Name, req, raw, id, parent, start, res) }()
+	if parent == "" {
+		metrics.CallStarted() // metrics.go; a batch's rows count in the batch's call
+	}
+	defer func() {
+		s.auditCall(ctx, t.Name, req, raw, id, parent, start, res)
+		if parent == "" {
+			metrics.CallEnded(t.Name, callOutcome(res), time.Since(start))
+		}
+	}()
 	args, err := checkArguments(t.Title, t.inSchema(), raw)
 	if err != nil {
 		te := toToolError(err)

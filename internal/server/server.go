@@ -23,6 +23,7 @@ import (
 	"github.com/tmux-mcp/tmux-mcp/internal/config"
 	"github.com/tmux-mcp/tmux-mcp/internal/errarg"
 	"github.com/tmux-mcp/tmux-mcp/internal/foreground"
+	"github.com/tmux-mcp/tmux-mcp/internal/metrics"
 	"github.com/tmux-mcp/tmux-mcp/internal/remote"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -277,6 +278,7 @@ func (s *Server) gate(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 				if r != nil {
 					s.auditCall(ctx, ctr.Params.Name, ctr, ctr.Params.Arguments, s.nextRequestID(), "", time.Now(), r)
+					metrics.Call(ctr.Params.Name, metrics.Refused, 0)
 					return r, nil
 				}
 			}
@@ -296,6 +298,7 @@ func unknownName(s *Server, method string, req mcp.Request) error {
 			return nil
 		}
 		name, what = r.Params.Name, "tool"
+		metrics.UnknownTool()
 	case *mcp.GetPromptRequest:
 		if method != "prompts/get" || r.Params == nil || promptNamed(r.Params.Name) != nil {
 			return nil

@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/metrics"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/control"
 )
 
@@ -139,12 +140,14 @@ func startControlOpts(argv []string, env []string, onEvent func(control.Event), 
 		return nil, startError(argv[0], err)
 	}
 	c.proc = cmd
+	metrics.ControlStarted()
 	go func() {
 		c.read(outR)
 		close(c.readDone)
 	}()
 	go func() {
 		_ = cmd.Wait()
+		metrics.ControlEnded()
 		if release != nil {
 			release()
 		}

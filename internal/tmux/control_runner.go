@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/metrics"
 )
 
 // ErrControlLost: the control-mode connection ended (or was closed because
@@ -98,6 +100,7 @@ type ctlSocket struct {
 	live      atomic.Pointer[engineConn]
 	failUntil time.Time     // guarded by sem: skip connecting until then
 	backoff   time.Duration // guarded by sem: the next wait after an attach timed out
+	connected bool          // guarded by sem: a connection was made before (the next one is a reconnect)
 }
 
 // engineConn is the engine's connection: a control client plus the server
@@ -434,6 +437,10 @@ func (r *ControlRunner) conn(ctx context.Context, sock Socket) (*engineConn, err
 	}
 	s.conn = c
 	s.live.Store(c)
+	if s.connected {
+		metrics.ControlReconnected()
+	}
+	s.connected = true
 	return c, nil
 }
 
