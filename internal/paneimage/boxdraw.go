@@ -34,11 +34,11 @@ const boxArms = "" +
 	"h.hl" + "h.lh" + "l.hh" + "h.hh" + ".lll" + ".llh" + ".hll" + ".hlh" + // 2528
 	".lhl" + ".lhh" + ".hhl" + ".hhh" + "ll.l" + "ll.h" + "lh.l" + "lh.h" + // 2530
 	"hl.l" + "hl.h" + "hh.l" + "hh.h" + "llll" + "lllh" + "lhll" + "lhlh" + // 2538
-	"hlll" + "llhl" + "hlhl" + "hllh" + "hhll" + "lllh" + "lhhl" + "hhlh" + // 2540
+	"hlll" + "llhl" + "hlhl" + "hllh" + "hhll" + "llhh" + "lhhl" + "hhlh" + // 2540
 	"lhhh" + "hlhh" + "hhhl" + "hhhh" + ".l.l" + ".h.h" + "l.l." + "h.h." + // 2548
 	".d.d" + "d.d." + ".dl." + ".ld." + ".dd." + "..ld" + "..dl" + "..dd" + // 2550
 	"ld.." + "dl.." + "dd.." + "l..d" + "d..l" + "d..d" + "ldl." + "dld." + // 2558
-	"ddd." + "l.ld" + "d.dl" + "d.dd" + ".ldl" + ".dld" + ".ddd" + "ld.d" + // 2560
+	"ddd." + "l.ld" + "d.dl" + "d.dd" + ".dld" + ".ldl" + ".ddd" + "ld.d" + // 2560
 	"dl.l" + "dd.d" + "ldld" + "dldl" + "dddd" + ".ll." + "..ll" + "l..l" + // 2568
 	"ll.." + "xxxx" + "xxxx" + "xxxx" + "...l" + "l..." + ".l.." + "..l." + // 2570
 	"...h" + "h..." + ".h.." + "..h." + ".h.l" + "l.h." + ".l.h" + "h.l." // 2578

@@ -97,7 +97,7 @@ var screens = []screen{
 // a missing glyph or a shifted cell does.
 const (
 	maxChannelDiff = 48
-	maxDiffPermil  = 5
+	maxDiffPermil  = 1
 )
 
 func TestGolden(t *testing.T) {
