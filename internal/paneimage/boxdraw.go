@@ -299,7 +299,8 @@ func block(s *shape, r rune) {
 // column's top three, 3-5 the right's, 6 and 7 the bottom row.
 func braille(s *shape, r rune) {
 	bits := int(r - 0x2800)
-	dw, dh := max(1, s.w/4), max(1, s.h/8)
+	d := max(1, min((s.w+2)/4, (s.h+4)/8)) // square dots, 2 px at scale 1
+	dw, dh := d, d
 	dot := [8][2]int{{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 1}, {1, 2}, {0, 3}, {1, 3}}
 	for i, p := range dot {
 		if bits&(1<<i) == 0 {

@@ -43,7 +43,8 @@ const captureImageDoc = "The answer is an image content (PNG) and a text block n
 	"elements and braille are drawn as shapes; any other character they lack (CJK, emoji, most symbols) is an outlined " +
 	"placeholder box as wide as the character (two cells for a wide one). A screen of more than 256 colours is drawn " +
 	"with its colours rounded to the 256-colour palette; a dense one with sharp glyph edges. A picture whose base64 " +
-	"would pass the 1 MB result cap is refused (use a smaller scale)."
+	"would pass the 1 MB result cap is refused (use a smaller scale).\n\n" +
+	"![capture_pane_image of a shell: a coloured prompt, ls --color and a table in box drawing](images/capture_pane_image.png)"
 
 func paneImageTools() []*Tool {
 	return []*Tool{

@@ -2,10 +2,12 @@ package server
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"image"
 	"image/color"
 	"image/png"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -244,5 +246,62 @@ func TestRemoteCapturePaneImage(t *testing.T) {
 	}
 	if got := rgbaAt(img, 2*cw+1, 1); got != (color.RGBA{0xcd, 0, 0, 0xff}) {
 		t.Errorf("the red cell on the host is %v", got)
+	}
+}
+
+// BenchmarkCapturePaneImage is capture_pane_image of a 200×50 pane full of
+// coloured text, through the whole server over the control-mode engine,
+// beside capture_pane styles:true of the same pane (the same tmux round
+// trip, answered as text and spans) as the baseline.
+func BenchmarkCapturePaneImage(b *testing.B) {
+	ts := tmuxtest.New(b)
+	e := benchEnv(b, ts, "control")
+	var sample strings.Builder
+	for i := range 49 {
+		for j := range 18 {
+			fmt.Fprintf(&sample, "\x1b[%d;%dmword%04d \x1b[0m", 1+i%2, 31+(i+j)%7, i*18+j)
+		}
+		sample.WriteString("\n")
+	}
+	ts.MustRun("new-session", "-d", "-s", "big", "-x", "200", "-y", "50")
+	f := b.TempDir() + "/sample"
+	if err := os.WriteFile(f, []byte(sample.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	id := ts.MustRun("new-window", "-d", "-P", "-F", "#{pane_id}", "-t", "big:", "cat "+f+"; exec sleep 600")
+	tmuxtest.WaitFor(b, 5*time.Second, func() bool {
+		out, _ := ts.Run("capture-pane", "-p", "-t", id)
+		return strings.Contains(out, "word0881")
+	})
+	for _, c := range []struct {
+		name string
+		args map[string]any
+	}{
+		{"baseline-capture_pane-styles", map[string]any{"pane_id": id, "styles": true}},
+		{"capture_pane_image", map[string]any{"pane_id": id}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			tool := strings.TrimPrefix(c.name, "baseline-")
+			tool = strings.TrimSuffix(tool, "-styles")
+			params := &mcp.CallToolParams{Name: tool, Arguments: c.args}
+			var size int
+			b.ReportAllocs()
+			for b.Loop() {
+				res, err := e.cs.CallTool(context.Background(), params)
+				if err != nil || res.IsError {
+					b.Fatal(err, res)
+				}
+				size = 0
+				for _, ct := range res.Content {
+					switch ct := ct.(type) {
+					case *mcp.ImageContent:
+						size += len(ct.Data)
+					case *mcp.TextContent:
+						size += len(ct.Text)
+					}
+				}
+			}
+			b.ReportMetric(float64(size), "answer-bytes")
+		})
 	}
 }
