@@ -99,13 +99,13 @@ func TestPaneImagePicture(t *testing.T) {
 			return strings.Contains(out, until)
 		})
 	}
-	report := "┌────────┬───────┬────────────┐\n" +
+	report := "╭────────┬───────┬────────────╮\n" +
 		"│ \x1b[1mstatus\x1b[0m │ \x1b[1mtests\x1b[0m │ \x1b[1mnote\x1b[0m       │\n" +
 		"├────────┼───────┼────────────┤\n" +
 		"│ \x1b[42;30m PASS \x1b[0m │ \x1b[32m118\x1b[0m   │ 中文 ok    │\n" +
 		"│ \x1b[41;97m FAIL \x1b[0m │ \x1b[31m2\x1b[0m     │ \x1b[3mflaky\x1b[0m 🙂   │\n" +
 		"│ \x1b[7m SKIP \x1b[0m │ \x1b[38;5;208m5\x1b[0m     │ \x1b[4munderline\x1b[0m  │\n" +
-		"└────────┴───────┴────────────┘\n" +
+		"╰────────┴───────┴────────────╯\n" +
 		"\x1b[38;2;255;121;198mtrue colour\x1b[0m \x1b[38;5;39m256 colours\x1b[0m \x1b[2mdim\x1b[0m \x1b[9mstrike\x1b[0m ▁▂▃▄▅▆▇█ ⣿⣷⣶⣤\n"
 	if err := os.WriteFile(filepath.Join(dir, "report.txt"), []byte(report), 0o644); err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package paneimage
 
 import (
 	"image"
+	"math"
 
 	"golang.org/x/image/vector"
 )
@@ -23,8 +24,9 @@ const (
 
 // boxArms lists U+2500–U+257F, four arms each, up right down left:
 // '.' none, 'l' light, 'h' heavy, 'd' double. The dashed lines are their
-// solid forms here (dashes says how many dashes); the arcs are drawn as
-// corners, the diagonals apart (U+2571–U+2573, "x").
+// solid forms here (dashes says how many dashes); the arcs (U+256D–U+2570)
+// and the diagonals (U+2571–U+2573, "x") are drawn apart, the arcs' rows
+// saying which arms they join.
 const boxArms = "" +
 	".l.l" + ".h.h" + "l.l." + "h.h." + ".l.l" + ".h.h" + "l.l." + "h.h." + // 2500
 	".l.l" + ".h.h" + "l.l." + "h.h." + ".ll." + ".hl." + ".lh." + ".hh." + // 2508
@@ -83,9 +85,12 @@ func procedural(r rune, w, h, t int) (s *shape, ok bool) {
 	switch {
 	case r >= 0x2500 && r <= 0x257f:
 		s = newShape(w, h)
-		if r >= 0x2571 && r <= 0x2573 {
+		switch {
+		case r >= 0x2571 && r <= 0x2573:
 			diagonals(s, r, t)
-		} else {
+		case r >= 0x256d && r <= 0x2570:
+			arc(s, r, t)
+		default:
 			box(s, r, t)
 		}
 	case r >= 0x2580 && r <= 0x259f:
@@ -243,6 +248,59 @@ func diagonals(s *shape, r rune, t int) {
 	if r != 0x2571 {
 		line(0, 0, w, h)
 	}
+	img := image.NewAlpha(image.Rect(0, 0, s.w, s.h))
+	z.Draw(img, img.Bounds(), image.Opaque, image.Point{})
+	for i, v := range img.Pix {
+		s.a[i] = max(s.a[i], v)
+	}
+}
+
+// arc draws a rounded corner, U+256D ╭ to U+2570 ╰: the two arms it joins,
+// meeting in a quarter circle whose ends lie on the arms' centre lines,
+// antialiased.
+func arc(s *shape, r rune, t int) {
+	cx, cy := s.w/2, s.h/2
+	rad := max(1, min(s.w, s.h)/2)
+	dx, dy := map[rune][2]int{0x256d: {1, 1}, 0x256e: {-1, 1}, 0x256f: {-1, -1}, 0x2570: {1, -1}}[r][0],
+		map[rune][2]int{0x256d: {1, 1}, 0x256e: {-1, 1}, 0x256f: {-1, -1}, 0x2570: {1, -1}}[r][1]
+	x0, y0 := cx-t/2, cy-t/2 // the arms' strokes start here, t wide
+	if dx > 0 {
+		s.rect(cx+rad, y0, s.w, y0+t, 255)
+	} else {
+		s.rect(0, y0, cx-rad+1, y0+t, 255)
+	}
+	if dy > 0 {
+		s.rect(x0, cy+rad, x0+t, s.h, 255)
+	} else {
+		s.rect(x0, 0, x0+t, cy-rad+1, 255)
+	}
+	// The quarter circle: centred rad along both arms from the corner,
+	// from the vertical arm's line to the horizontal arm's.
+	fx, fy := float64(x0)+float64(t)/2, float64(y0)+float64(t)/2
+	ox, oy := fx+float64(dx*rad), fy+float64(dy*rad)
+	a0 := math.Atan2(0, float64(-dx))
+	a1 := math.Atan2(float64(-dy), 0)
+	if a1-a0 > math.Pi {
+		a1 -= 2 * math.Pi
+	} else if a0-a1 > math.Pi {
+		a1 += 2 * math.Pi
+	}
+	outer, inner := float64(rad)+float64(t)/2, float64(rad)-float64(t)/2
+	const steps = 12
+	pt := func(rr float64, i int) (float32, float32) {
+		a := a0 + (a1-a0)*float64(i)/steps
+		return float32(ox + rr*math.Cos(a)), float32(oy + rr*math.Sin(a))
+	}
+	var z vector.Rasterizer
+	z.Reset(s.w, s.h)
+	z.MoveTo(pt(outer, 0))
+	for i := 1; i <= steps; i++ {
+		z.LineTo(pt(outer, i))
+	}
+	for i := steps; i >= 0; i-- {
+		z.LineTo(pt(inner, i))
+	}
+	z.ClosePath()
 	img := image.NewAlpha(image.Rect(0, 0, s.w, s.h))
 	z.Draw(img, img.Bounds(), image.Opaque, image.Point{})
 	for i, v := range img.Pix {

@@ -57,7 +57,7 @@ type Image struct {
 
 // CellSize is the size of a cell in pixels at a scale.
 func CellSize(scale float64) (w, h int, err error) {
-	if err := checkScale(scale); err != nil {
+	if err := CheckScale(scale); err != nil {
 		return 0, 0, err
 	}
 	s, err := sizerFor(orOne(scale))
@@ -77,7 +77,9 @@ func orOne(scale float64) float64 {
 // ErrScale is the error of a scale out of range.
 var ErrScale = fmt.Errorf("scale must be from %g to %g", float64(MinScale), float64(MaxScale))
 
-func checkScale(scale float64) error {
+// CheckScale reports a scale out of range (0 is the default, 1) as an
+// error wrapping ErrScale.
+func CheckScale(scale float64) error {
 	if scale != 0 && !(scale >= MinScale && scale <= MaxScale) { // NaN fails too
 		return fmt.Errorf("%w, got %g", ErrScale, scale)
 	}
@@ -95,7 +97,7 @@ func Render(s *termgrid.Screen, cols, rows int, opt Options) (*image.Paletted, e
 }
 
 func render(s *termgrid.Screen, cols, rows int, opt Options, stages []stage) (*image.Paletted, stage, error) {
-	if err := checkScale(opt.Scale); err != nil {
+	if err := CheckScale(opt.Scale); err != nil {
 		return nil, stage{}, err
 	}
 	if cols <= 0 || rows <= 0 {

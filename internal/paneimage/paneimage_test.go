@@ -419,6 +419,31 @@ func TestManyColours(t *testing.T) {
 	}
 }
 
+// TestConcurrent: pictures drawn at once (the glyph caches shared) are
+// the same as one drawn alone; run with -race.
+func TestConcurrent(t *testing.T) {
+	s := variedScreen(80, 24, 9, true)
+	want, err := PNG(s, 80, 24, Options{Scale: 1.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			got, err := PNG(s, 80, 24, Options{Scale: []float64{1.5, 1, 2, 0.5}[i%4]})
+			if err == nil && i%4 == 0 && !bytes.Equal(got.PNG, want.PNG) {
+				err = fmt.Errorf("drawn at once, the picture differs")
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
 // BenchmarkRender: a 200×50 screen of coloured text drawn and encoded,
 // beside encoding a blank picture of the same size (the PNG encoder's
 // floor) and drawing it alone.
@@ -431,6 +456,15 @@ func BenchmarkRender(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			if _, err := PNG(s, 200, 50, Options{}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	small := variedScreen(80, 24, 3, true)
+	b.Run("png-80x24", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			if _, err := PNG(small, 80, 24, Options{}); err != nil {
 				b.Fatal(err)
 			}
 		}

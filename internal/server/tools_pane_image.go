@@ -53,8 +53,8 @@ func paneImageTools() []*Tool {
 			Description: "A pane's visible screen as a PNG image (colours, bold, reverse, cursor), plus a line of text with its size. For the text use capture_pane.",
 			Doc:         captureImageDoc,
 		}, func(ctx context.Context, c *Call, a capturePaneImageArgs) (paneImage, error) {
-			if a.Scale != 0 && !(a.Scale >= paneimage.MinScale && a.Scale <= paneimage.MaxScale) {
-				return paneImage{}, expectedf("scale must be from %g to %g, got %g", float64(paneimage.MinScale), float64(paneimage.MaxScale), a.Scale)
+			if err := paneimage.CheckScale(a.Scale); err != nil {
+				return paneImage{}, expectedf("%v", err)
 			}
 			sock := c.Socket(a.SocketArgs)
 			id, err := c.targetPaneID(ctx, sock, a.PaneTarget)
