@@ -68,7 +68,14 @@ func mix(a, b color.RGBA, k, n int) color.RGBA {
 // reverse video, dim and hidden applied, and the cursor (a block: the
 // cell in reverse) where it stands.
 func cellColors(st termgrid.Style, cursor bool) (fg, bg, ul color.RGBA, glyph bool) {
-	fg, bg = RGB(st.Fg, DefaultFg), RGB(st.Bg, DefaultBg)
+	fgc := st.Fg
+	if st.Attr&termgrid.Bold != 0 && fgc.Kind == termgrid.ANSIColor && fgc.Index < 8 {
+		// Bold in one of the first eight colours shows its bright
+		// twin, as xterm does (boldColors): a bold blue prompt is
+		// #5c5cff, readable on black, not #0000ee.
+		fgc = termgrid.ANSI(fgc.Index + 8)
+	}
+	fg, bg = RGB(fgc, DefaultFg), RGB(st.Bg, DefaultBg)
 	if st.Attr&termgrid.Reverse != 0 {
 		fg, bg = bg, fg
 	}

@@ -198,6 +198,8 @@ func TestColours(t *testing.T) {
 		{"cursor hidden", "ab", termgrid.Cursor{X: 3, Hidden: true}, 3, DefaultBg},
 		{"cursor on red bg", esc + "41m    ", termgrid.Cursor{X: 2}, 2, DefaultFg},
 		{"dim reverse", esc + "2;7m  ", hidden, 1, DefaultFg},
+		{"bold blue is bright blue", esc + "1;34;7m  ", hidden, 1, ansi16[12]},
+		{"bold palette blue stays", esc + "1;38;5;4;7m  ", hidden, 1, ansi16[4]},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

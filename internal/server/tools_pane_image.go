@@ -38,7 +38,7 @@ var imageFields = []string{"pane_id", "pane_width", "pane_height", "cursor_x", "
 const captureImageDoc = "The answer is an image content (PNG) and a text block naming the pane, its size in cells, " +
 	"and the picture's size in pixels and bytes, for clients that drop images. " +
 	"The picture is the pane's screen as its program drew it (a pane in copy mode is drawn without the copy-mode view), " +
-	"in xterm's colours on black, with the cursor as a block where the pane shows it. " +
+	"in xterm's colours on black (bold text in the first eight colours in their bright twins, as xterm shows it), with the cursor as a block where the pane shows it. " +
 	"Glyphs: the Go Mono fonts (embedded; BSD-style licence) cover Latin, Greek and Cyrillic; box drawing, block " +
 	"elements and braille are drawn as shapes; any other character they lack (CJK, emoji, most symbols) is an outlined " +
 	"placeholder box as wide as the character (two cells for a wide one). A screen of more than 256 colours is drawn " +
