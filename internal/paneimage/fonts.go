@@ -50,10 +50,10 @@ var parsedFonts = sync.OnceValues(func() ([4]*opentype.Font, error) {
 // descent, so a cell is 7×15.
 const baseFontSize = 12
 
-// levels is how many steps of coverage an antialiased glyph edge has
-// above none (0) and full (levels). Few steps keep the colours of a
-// screen within a 256-colour palette and the PNG small; four keep the
-// small glyphs of a terminal smooth enough to read.
+// levels is how many steps of coverage a glyph's mask keeps between none
+// (0) and full (levels). A picture draws them in fewer colours (see
+// stages): two steps or one keep a screen's colours within a 256-colour
+// palette and the PNG small.
 const levels = 4
 
 // mask is a glyph drawn into its cell: w×h coverage steps, 0 (background)

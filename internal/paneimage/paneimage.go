@@ -111,14 +111,15 @@ func render(s *termgrid.Screen, cols, rows int, opt Options, stages []stage) (*i
 	if w > MaxPixels/h {
 		return nil, stage{}, fmt.Errorf("%w: %d×%d cells of %d×%d pixels is over %d pixels", ErrTooLarge, cols, rows, sz.cellW, sz.cellH, MaxPixels)
 	}
-	var c *canvas
 	for _, st := range stages {
-		c = newCanvas(w, h, st)
+		c := newCanvas(w, h, st)
 		if drawScreen(c, sz, s, cols, rows) {
-			break
+			return c.image(), st, nil
 		}
 	}
-	return c.image(), c.stage, nil
+	// Not reached with stages: its last draws in at most the 240
+	// colours of the palette's cube and greys.
+	return nil, stage{}, errors.New("paneimage: the screen's colours do not fit a palette")
 }
 
 // PNG draws a screen (Render) and encodes it as a PNG.
@@ -135,7 +136,13 @@ func PNG(s *termgrid.Screen, cols, rows int, opt Options) (*Image, error) {
 		// Smooth edges cost about half again as many bytes: a dense
 		// screen is drawn sharp instead, which hinted Go Mono reads as
 		// well.
-		sharp, sst, err := render(s, cols, rows, opt, stages[1:])
+		var sharper []stage
+		for _, later := range stages {
+			if later.aa == 1 && (later.approx || !st.approx) {
+				sharper = append(sharper, later)
+			}
+		}
+		sharp, sst, err := render(s, cols, rows, opt, sharper)
 		if err != nil {
 			return nil, err
 		}
