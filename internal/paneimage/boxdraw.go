@@ -7,12 +7,13 @@ import (
 	"golang.org/x/image/vector"
 )
 
-// Box drawing (U+2500–U+257F), block elements (U+2580–U+259F) and braille
-// (U+2800–U+28FF) are drawn here rather than taken from the font: Go Mono
-// has 40 of the 128 box-drawing characters and 8 of the 32 blocks, and a
-// font's line pieces rarely meet across cells, where a TUI's frames,
-// bars and graphs need them to. Each is drawn to fill its cell exactly,
-// so lines join from cell to cell and blocks tile.
+// Box drawing (U+2500–U+257F), block elements (U+2580–U+259F), braille
+// (U+2800–U+28FF) and the triangles of prompts and menus (Powerline's
+// U+E0B0–U+E0B3, ▲ ▶ ▼ ◀) are drawn here rather than taken from the font:
+// Go Mono has 40 of the 128 box-drawing characters, 8 of the 32 blocks and
+// none of the rest, and a font's line pieces rarely meet across cells,
+// where a TUI's frames, bars and graphs need them to. Each is drawn to
+// fill its cell exactly, so lines join from cell to cell and blocks tile.
 
 // Arm weights of a box-drawing character.
 const (
@@ -99,6 +100,9 @@ func procedural(r rune, w, h, t int) (s *shape, ok bool) {
 	case r >= 0x2800 && r <= 0x28ff:
 		s = newShape(w, h)
 		braille(s, r)
+	case triangles[r] != nil:
+		s = newShape(w, h)
+		triangle(s, triangles[r], t)
 	default:
 		return nil, false
 	}
@@ -301,6 +305,57 @@ func arc(s *shape, r rune, t int) {
 		z.LineTo(pt(inner, i))
 	}
 	z.ClosePath()
+	img := image.NewAlpha(image.Rect(0, 0, s.w, s.h))
+	z.Draw(img, img.Bounds(), image.Opaque, image.Point{})
+	for i, v := range img.Pix {
+		s.a[i] = max(s.a[i], v)
+	}
+}
+
+// tri is a triangle: its corners as fractions of the cell (x, y), filled
+// when solid, else its two sides from the first corner through the second
+// to the third (a chevron).
+type tri struct {
+	pts   [][2]float32
+	solid bool
+}
+
+// triangles are the triangles drawn as shapes.
+var triangles = map[rune]*tri{
+	0xe0b0: {[][2]float32{{0, 0}, {1, 0.5}, {0, 1}}, true},               // Powerline right
+	0xe0b1: {[][2]float32{{0, 0}, {1, 0.5}, {0, 1}}, false},              // right chevron
+	0xe0b2: {[][2]float32{{1, 0}, {0, 0.5}, {1, 1}}, true},               // Powerline left
+	0xe0b3: {[][2]float32{{1, 0}, {0, 0.5}, {1, 1}}, false},              // left chevron
+	0x25b2: {[][2]float32{{0.1, 0.75}, {0.5, 0.3}, {0.9, 0.75}}, true},   // ▲
+	0x25b6: {[][2]float32{{0.15, 0.3}, {0.9, 0.53}, {0.15, 0.76}}, true}, // ▶
+	0x25bc: {[][2]float32{{0.1, 0.3}, {0.5, 0.75}, {0.9, 0.3}}, true},    // ▼
+	0x25c0: {[][2]float32{{0.85, 0.3}, {0.1, 0.53}, {0.85, 0.76}}, true}, // ◀
+}
+
+// triangle fills a triangle or strokes its chevron t pixels wide,
+// antialiased.
+func triangle(s *shape, tri *tri, t int) {
+	w, h := float32(s.w), float32(s.h)
+	p := func(i int) (float32, float32) { return tri.pts[i][0] * w, tri.pts[i][1] * h }
+	var z vector.Rasterizer
+	z.Reset(s.w, s.h)
+	if tri.solid {
+		z.MoveTo(p(0))
+		z.LineTo(p(1))
+		z.LineTo(p(2))
+		z.ClosePath()
+	} else {
+		ht := float32(t) / 2
+		for _, seg := range [][2]int{{0, 1}, {1, 2}} {
+			x0, y0 := p(seg[0])
+			x1, y1 := p(seg[1])
+			z.MoveTo(x0-ht, y0)
+			z.LineTo(x0+ht, y0)
+			z.LineTo(x1+ht, y1)
+			z.LineTo(x1-ht, y1)
+			z.ClosePath()
+		}
+	}
 	img := image.NewAlpha(image.Rect(0, 0, s.w, s.h))
 	z.Draw(img, img.Bounds(), image.Opaque, image.Point{})
 	for i, v := range img.Pix {

@@ -87,6 +87,18 @@ func TestProceduralCoverage(t *testing.T) {
 			t.Errorf("%U: %d pixels lit", r, lit)
 		}
 	}
+	for r := range triangles {
+		s, ok := procedural(r, 7, 15, 1)
+		lit := 0
+		for _, v := range s.a {
+			if v > 128 {
+				lit++
+			}
+		}
+		if !ok || lit < 6 {
+			t.Errorf("%U: %d pixels lit", r, lit)
+		}
+	}
 	if _, ok := procedural('A', 7, 15, 1); ok {
 		t.Error("A drawn as a shape")
 	}

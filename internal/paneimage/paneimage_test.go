@@ -85,6 +85,8 @@ var screens = []screen{
 		"▀▄█▌▐░▒▓ ▁▂▃▄▅▆▇█ ▏▎▍▌▋▊▉\n" +
 		"▖▗▘▙▚▛▜▝▞▟ ⠁⠃⠇⡇⣇⣧⣷⣿ ⠿⣀\n" +
 		"\x0elqqk\x0f \x0ex  x\x0f \x0emqqj\x0f acs\n", 26, 8, hidden},
+	{"triangles", esc + "44;97m main " + esc + "34;42m\ue0b0" + esc + "30;42m ok " + esc + "32;49m\ue0b0" + esc + "0m \ue0b1 \ue0b3 ▲▶▼◀ ✓\n",
+		24, 1, hidden},
 	{"cursor-visible", "$ vim\n~\n~\n", 10, 3, termgrid.Cursor{X: 1, Y: 1}},
 	{"cursor-hidden", "$ vim\n~\n~\n", 10, 3, termgrid.Cursor{X: 1, Y: 1, Hidden: true}},
 	{"cursor-on-text", esc + "31mred" + esc + "0m text\n", 10, 1, termgrid.Cursor{X: 1, Y: 0}},
