@@ -35,15 +35,16 @@ type capturePaneImageArgs struct {
 var imageFields = []string{"pane_id", "pane_width", "pane_height", "cursor_x", "cursor_y", "cursor_flag"}
 
 // captureImageDoc is docs/tools.md's note on the picture.
-const captureImageDoc = "The answer is an image content (PNG) and a text block naming the pane, its size in cells, " +
-	"and the picture's size in pixels and bytes, for clients that drop images. " +
-	"The picture is the pane's screen as its program drew it (a pane in copy mode is drawn without the copy-mode view), " +
-	"in xterm's colours on black (bold text in the first eight colours in their bright twins, as xterm shows it), with the cursor as a block where the pane shows it. " +
-	"Glyphs: the Go Mono fonts (embedded; BSD-style licence) cover Latin, Greek and Cyrillic; box drawing, block " +
-	"elements, braille and the triangles of Powerline prompts (and ▲▶▼◀) are drawn as shapes; any other character they lack (CJK, emoji, most symbols) is an outlined " +
-	"placeholder box as wide as the character (two cells for a wide one). A screen of more than 256 colours is drawn " +
-	"with its colours rounded to the 256-colour palette; a dense one with sharp glyph edges. A picture whose base64 " +
-	"would pass the 1 MB result cap is refused (use a smaller scale).\n\n" +
+const captureImageDoc = "The answer is an image content (PNG) and a text block naming the pane, its size in " +
+	"cells, and the picture's size in pixels and bytes, for clients that drop images. The picture is the pane's " +
+	"screen as its program drew it (a pane in copy mode is drawn without the copy-mode view), in xterm's colours " +
+	"on black (bold text in the first eight colours in their bright twins, as xterm shows it), with the cursor as " +
+	"a block where the pane shows it. Glyphs: the Go Mono fonts (embedded; BSD-style licence) cover Latin, Greek " +
+	"and Cyrillic; box drawing, block elements, braille and the triangles of Powerline prompts (and ▲▶▼◀) are " +
+	"drawn as shapes; any other character they lack (CJK, emoji, most symbols) is an outlined placeholder box as " +
+	"wide as the character (two cells for a wide one). A screen of more than 256 colours is drawn with its " +
+	"colours rounded to the 256-colour palette; a dense one with sharp glyph edges. A picture whose base64 would " +
+	"pass the 1 MB result cap is refused (use a smaller scale).\n\n" +
 	"![capture_pane_image of a shell: a coloured prompt, ls --color and a table in box drawing](images/capture_pane_image.png)"
 
 func paneImageTools() []*Tool {
