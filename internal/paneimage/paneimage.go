@@ -132,7 +132,7 @@ func PNG(s *termgrid.Screen, cols, rows int, opt Options) (*Image, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.aa > 1 && len(b) > SharpenAbove {
+	if sc := orOne(opt.Scale); st.aa > 1 && float64(len(b)) > min(SharpenAbove*sc*sc, MaxSmooth) {
 		// Smooth edges cost about half again as many bytes: a dense
 		// screen is drawn sharp instead, which hinted Go Mono reads as
 		// well.
@@ -155,10 +155,15 @@ func PNG(s *termgrid.Screen, cols, rows int, opt Options) (*Image, error) {
 		CellWidth: sz.cellW, CellHeight: sz.cellH, Smooth: st.aa > 1, Approximate: st.approx}, nil
 }
 
-// SharpenAbove is the PNG size over which a screen drawn with smooth
-// glyph edges is drawn again with sharp ones: a full 200×50 screen of
-// dense coloured text is 160 KB smooth and 110 KB sharp at scale 1.
+// SharpenAbove is the PNG size at scale 1 over which a screen drawn with
+// smooth glyph edges is drawn again with sharp ones: a full 200×50 screen
+// of dense coloured text is 160 KB smooth and 110 KB sharp at scale 1. It
+// grows with the picture's area (the square of the scale), up to
+// MaxSmooth, past which a tool answer's base64 nears the 1 MB result cap.
 const SharpenAbove = 128 << 10
+
+// MaxSmooth is the most a smooth picture may be at any scale.
+const MaxSmooth = 640 << 10
 
 func encode(img image.Image) ([]byte, error) {
 	var b bytes.Buffer

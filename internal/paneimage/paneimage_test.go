@@ -380,6 +380,20 @@ func TestSmooth(t *testing.T) {
 	}
 }
 
+// TestSmoothAtLargerScales: the size over which a picture is drawn sharp
+// grows with its area, so a dense screen at scale 2 keeps smooth edges,
+// and stays within MaxSmooth.
+func TestSmoothAtLargerScales(t *testing.T) {
+	img, err := PNG(variedScreen(200, 50, 0, true), 200, 50, Options{Scale: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("200×50 at scale 2: %d bytes, smooth %v", len(img.PNG), img.Smooth)
+	if !img.Smooth || len(img.PNG) > MaxSmooth {
+		t.Errorf("smooth %v, %d bytes (MaxSmooth %d)", img.Smooth, len(img.PNG), MaxSmooth)
+	}
+}
+
 // TestScales: every scale in range renders a picture of cells×cell size
 // that decodes.
 func TestScales(t *testing.T) {
