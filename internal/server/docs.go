@@ -75,7 +75,7 @@ func ToolsMarkdown() (string, error) {
 			if out := t.outSchema(); out != nil {
 				fmt.Fprintf(&b, "Returns structured content: %s.\n\n", outputSummary(out))
 			} else {
-				b.WriteString("Returns text.\n\n")
+				b.WriteString("Returns no structured content: its content blocks are the answer.\n\n")
 			}
 		}
 	}

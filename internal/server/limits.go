@@ -68,8 +68,11 @@ func (s *Server) limitSize(t *Tool, res *mcp.CallToolResult) *mcp.CallToolResult
 func mayExceed(res *mcp.CallToolResult) bool {
 	approx := 1024
 	for _, c := range res.Content {
-		if tc, ok := c.(*mcp.TextContent); ok {
-			approx += 6 * len(tc.Text)
+		switch c := c.(type) {
+		case *mcp.TextContent:
+			approx += 6 * len(c.Text)
+		case *mcp.ImageContent:
+			approx += 2 * len(c.Data) // base64, 4/3 of it
 		}
 	}
 	if raw, ok := res.StructuredContent.(json.RawMessage); ok {

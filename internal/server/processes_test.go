@@ -40,6 +40,7 @@ var readToolSamples = map[string]struct {
 }{
 	"get_pane_info":         {map[string]any{"pane_id": "%0"}, 1},
 	"capture_pane":          {map[string]any{"pane_id": "%0"}, 1},
+	"capture_pane_image":    {map[string]any{"pane_id": "%0"}, 1},
 	"snapshot_pane":         {map[string]any{"pane_id": "%0"}, 1},
 	"display_message":       {map[string]any{"pane_id": "%0", "format_string": "#{pane_id}"}, 1},
 	"search_panes":          {map[string]any{"pattern": "x"}, 2}, // list the candidates, then capture them all in one chain

@@ -14,6 +14,7 @@ var Routing = map[string][]string{
 	"call_mutating_tools_batch":    {"run_command", "wait_for_channel", "wait_for_text"},
 	"call_readonly_tools_batch":    {"run_command", "wait_for_channel", "wait_for_text"},
 	"capture_pane":                 {"search_panes", "snapshot_pane"},
+	"capture_pane_image":           {"capture_pane"},
 	"capture_since":                {"capture_pane"},
 	"clear_pane":                   {"respawn_pane"},
 	"create_session":               {"create_window"},

@@ -545,6 +545,8 @@ var Additions = []Addition{
 		"a live view of the pane in hosts that render MCP Apps, kept current through read-only calls, with a pause button; for every other client the lists are byte for byte as before (see \"Live pane view\" below)"},
 	{"styles", "argument of capture_pane and snapshot_pane; with it, result field of both (capture_pane: also a second text block)",
 		"colours and attributes (a selected item in reverse video, a search match, an error in red) as compact spans of the returned lines; off, every answer is byte for byte as before"},
+	{"capture_pane_image", "tool",
+		"a pane's visible screen as a PNG image content (colours, bold, reverse video, the cursor, wide cells), drawn in process with the embedded Go Mono fonts; characters they lack are placeholder boxes"},
 }
 
 // Difference is a deliberate behaviour that differs from the reference
