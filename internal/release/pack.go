@@ -17,6 +17,12 @@ import (
 // bundle CLI, @anthropic-ai/mcpb, at the version its lockfile pins.
 const MCPBDir = "scripts/mcpb"
 
+// ThirdPartyNotices are the licence files, relative to the repository's
+// root, of code the binary embeds whose licence asks binary distributions
+// to reproduce its notice (the Go fonts capture_pane_image draws with). The
+// archives (.goreleaser.yaml) and the bundles carry them under third_party/.
+var ThirdPartyNotices = []string{"docs/third_party/GO-FONTS-LICENSE"}
+
 // ErrNoMCPB is returned when the official CLI is nowhere to be found.
 var ErrNoMCPB = errors.New("the official mcpb CLI is not installed: run `npm ci --prefix " + MCPBDir + "`")
 
@@ -37,9 +43,11 @@ func FindMCPB(root string) (string, error) {
 }
 
 // Pack stages a bundle (manifest.json, the binary at BinaryPath, the
-// licence) in a temporary directory, has the official CLI validate the
+// licence, and the notices of third-party code linked into the binary
+// under third_party/, which their licences ask a binary distribution to
+// carry) in a temporary directory, has the official CLI validate the
 // manifest and pack the directory into out, and returns out's SHA-256.
-func Pack(ctx context.Context, mcpb string, manifest []byte, binary, license, out string) (string, error) {
+func Pack(ctx context.Context, mcpb string, manifest []byte, binary, license, out string, notices ...string) (string, error) {
 	stage, err := os.MkdirTemp("", "tmux-mcp-bundle-")
 	if err != nil {
 		return "", err
@@ -53,6 +61,14 @@ func Pack(ctx context.Context, mcpb string, manifest []byte, binary, license, ou
 	}
 	if err := copyFile(license, filepath.Join(stage, "LICENSE"), 0o644); err != nil {
 		return "", err
+	}
+	for _, n := range notices {
+		if err := os.MkdirAll(filepath.Join(stage, "third_party"), 0o755); err != nil {
+			return "", err
+		}
+		if err := copyFile(n, filepath.Join(stage, "third_party", filepath.Base(n)), 0o644); err != nil {
+			return "", err
+		}
 	}
 	if err := runMCPB(ctx, mcpb, "validate", filepath.Join(stage, "manifest.json")); err != nil {
 		return "", err

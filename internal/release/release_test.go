@@ -204,7 +204,7 @@ func TestBundleValidatedPackedAndServes(t *testing.T) {
 		t.Fatal(err)
 	}
 	out := filepath.Join(dir, BundleName("1.2.3", host))
-	sum, err := Pack(context.Background(), mcpb, raw, bin, filepath.Join(root, "LICENSE"), out)
+	sum, err := Pack(context.Background(), mcpb, raw, bin, filepath.Join(root, "LICENSE"), out, filepath.Join(root, ThirdPartyNotices[0]))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +215,7 @@ func TestBundleValidatedPackedAndServes(t *testing.T) {
 	if err := runMCPB(context.Background(), mcpb, "unpack", out, unpacked); err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{"manifest.json", "LICENSE", BinaryPath} {
+	for _, name := range []string{"manifest.json", "LICENSE", "third_party/GO-FONTS-LICENSE", BinaryPath} {
 		if _, err := os.Stat(filepath.Join(unpacked, name)); err != nil {
 			t.Errorf("the bundle lacks %s: %v", name, err)
 		}

@@ -19,7 +19,8 @@ import (
 
 // What a release's archives carry besides the binary.
 var archiveExtras = []string{"LICENSE", "README.md", "CHANGELOG.md", "tmux-mcp.1",
-	"completions/tmux-mcp.bash", "completions/_tmux-mcp", "completions/tmux-mcp.fish"}
+	"completions/tmux-mcp.bash", "completions/_tmux-mcp", "completions/tmux-mcp.fish",
+	"third_party/GO-FONTS-LICENSE"}
 
 // The output of a snapshot release (scripts/release-snapshot.sh runs
 // goreleaser, then this test with TMUX_MCP_RELEASE_SNAPSHOT=dist): every

@@ -98,7 +98,7 @@ func bundle(ctx context.Context, binary string, p release.Platform, version, out
 		return err
 	}
 	out := filepath.Join(outDir, release.BundleName(version, p))
-	sum, err := release.Pack(ctx, mcpb, manifest, binary, licensePath, out)
+	sum, err := release.Pack(ctx, mcpb, manifest, binary, licensePath, out, release.ThirdPartyNotices...)
 	if err != nil {
 		return err
 	}
