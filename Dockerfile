@@ -21,6 +21,8 @@ RUN CGO_ENABLED=0 go build -trimpath \
 FROM alpine:3.22
 RUN apk add --no-cache tmux
 COPY --from=build /out/tmux-mcp /usr/local/bin/tmux-mcp
+# notices the licences of embedded code ask a binary to carry (the Go fonts)
+COPY --from=build /src/docs/third_party/ /usr/share/licenses/tmux-mcp/
 # The official MCP registry checks that an OCI package names its server.
 LABEL io.modelcontextprotocol.server.name="io.github.tmux-mcp/tmux-mcp"
 USER 1000:1000

@@ -383,6 +383,9 @@ func TestReleaseDockerfile(t *testing.T) {
 		if !strings.Contains(d, label) {
 			t.Errorf("%s lacks %s", f, label)
 		}
+		if !strings.Contains(d, "docs/third_party/ /usr/share/licenses/tmux-mcp/") {
+			t.Errorf("%s does not carry the third-party notices", f)
+		}
 		if !regexp.MustCompile(`(?m)^USER [1-9][0-9]*:[1-9][0-9]*$`).MatchString(d) {
 			t.Errorf("%s does not run as a non-root uid:gid", f)
 		}
