@@ -1,0 +1,141 @@
+// Cold start of tmux-mcp beside Kcrong/tmux-mcp, and what the TypeScript
+// SDK client spends compiling our output schemas (issue 22 goal 4).
+// scripts/bench-peers.sh runs it with COLD_ONLY=1 (see there); alone:
+//
+//   OURS_BIN=... [BASE_BIN=...] KCRONG_BIN=... KCRONG_SOCKET=... node cold.mjs
+//
+// Each round spawns every server once through the TS SDK client (spawn →
+// connect → listTools, which compiles a validator per output schema) and
+// once through a raw JSON-RPC line client, in an order that rotates from
+// round to round, so the servers share the machine's mood. BASE_BIN, when
+// set, is a second build of ours (say main's) measured in the same rounds,
+// for a before/after. Then, inside this process, the client's validator
+// work for each server's tools/list is timed alone: a new
+// AjvJsonSchemaValidator (as each Client makes) and getValidator for every
+// outputSchema, as Client.cacheToolMetadata does, the servers alternating.
+//
+// Settings: ROUNDS (30), COMPILES (60).
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { spawn } from "node:child_process";
+import { performance } from "node:perf_hooks";
+
+const env = process.env;
+const ROUNDS = Number(env.ROUNDS || 30);
+const COMPILES = Number(env.COMPILES || 60);
+
+const oursEnv = { TMUX_MCP_SOCKET_PATH: env.OURS_SOCKET, TMUX_MCP_TMUX_BIN: env.TMUX_BIN, TMUX_MCP_AUDIT_LOG: "/dev/null" };
+const servers = [{ name: "ours", command: env.OURS_BIN, env: oursEnv }];
+if (env.BASE_BIN) servers.push({ name: "ours-before", command: env.BASE_BIN, env: oursEnv });
+if (env.KCRONG_BIN) servers.push({ name: "Kcrong", command: env.KCRONG_BIN, env: { TMUX_MCP_SOCKET: env.KCRONG_SOCKET, TMUX_MCP_TMUX_BIN: env.TMUX_BIN } });
+
+function baseEnv(extra) {
+  const e = {};
+  for (const [k, v] of Object.entries(env)) {
+    if (k !== "TMUX" && k !== "TMUX_PANE" && !k.startsWith("TMUX_MCP_")) e[k] = v;
+  }
+  return { ...e, ...extra };
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)];
+};
+
+async function tsColdStart(s) {
+  const t0 = performance.now();
+  const transport = new StdioClientTransport({ command: s.command, args: [], env: baseEnv(s.env), stderr: "ignore" });
+  const client = new Client({ name: "bench-cold", version: "0" });
+  await client.connect(transport);
+  const t1 = performance.now();
+  const list = await client.listTools();
+  const t2 = performance.now();
+  await client.close();
+  return { total: t2 - t0, connect: t1 - t0, list: t2 - t1, tools: list.tools };
+}
+
+// rawColdStart: spawn to the tools/list answer speaking JSON-RPC lines.
+function rawColdStart(s) {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const p = spawn(s.command, [], { env: baseEnv(s.env), stdio: ["pipe", "pipe", "ignore"] });
+    let buf = "";
+    let stage = 0;
+    p.on("error", reject);
+    p.stdout.on("data", (d) => {
+      buf += d;
+      let i;
+      while ((i = buf.indexOf("\n")) >= 0) {
+        const line = buf.slice(0, i);
+        buf = buf.slice(i + 1);
+        if (stage === 0 && /"id":0[,}]/.test(line)) {
+          stage = 1;
+          p.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n');
+        } else if (stage === 1 && /"id":1[,}]/.test(line)) {
+          const ms = performance.now() - t0;
+          stage = 2;
+          p.on("exit", () => resolve(ms));
+          p.stdin.end();
+        }
+      }
+    });
+    p.stdin.write('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench-cold","version":"0"}}}\n');
+  });
+}
+
+const m = {}; // m[server][metric] = samples
+const put = (s, k, v) => ((m[s] ??= {})[k] ??= []).push(v);
+const lists = {};
+for (let r = 0; r < ROUNDS; r++) {
+  const order = servers.map((_, i) => servers[(i + r) % servers.length]);
+  for (const s of order) {
+    const c = await tsColdStart(s);
+    put(s.name, "ts", c.total);
+    put(s.name, "connect", c.connect);
+    put(s.name, "list", c.list);
+    lists[s.name] = c.tools;
+    put(s.name, "raw", await rawColdStart(s));
+  }
+}
+
+// The client's validator work alone, on each server's tools/list as
+// received (re-parsed each time: a client gets new objects off the wire).
+const texts = Object.fromEntries(servers.map((s) => [s.name, JSON.stringify(lists[s.name])]));
+for (let r = 0; r <= COMPILES; r++) {
+  for (const s of servers) {
+    const tools = JSON.parse(texts[s.name]);
+    const t0 = performance.now();
+    const v = new AjvJsonSchemaValidator();
+    for (const t of tools) if (t.outputSchema) v.getValidator(t.outputSchema);
+    if (r > 0) put(s.name, "compile", performance.now() - t0); // round 0 warms the JIT
+  }
+}
+
+const peer = env.KCRONG_BIN ? "Kcrong" : null;
+const rows = [
+  ["ts", "cold start to tools/list, TS SDK client"],
+  ["connect", "  of which connect (initialize)"],
+  ["list", "  of which listTools (parse + validator compilation)"],
+  ["raw", "cold start to tools/list, raw JSON-RPC client"],
+  ["compile", "in-Node: new validator + getValidator per outputSchema"],
+];
+const cols = servers.map((s) => s.name);
+// compilations: getValidator compiles each schema without an $id, and each
+// $id once.
+const compilations = (tools) => {
+  const out = tools.filter((t) => t.outputSchema);
+  return out.filter((t) => typeof t.outputSchema.$id !== "string").length + new Set(out.map((t) => t.outputSchema.$id).filter((id) => typeof id === "string")).size;
+};
+for (const s of servers) {
+  const tools = lists[s.name];
+  console.log(`${s.name}: ${tools.length} tools, ${tools.filter((t) => t.outputSchema).length} output schemas, ${compilations(tools)} compilations, ${texts[s.name].length} bytes of tools`);
+}
+console.log(`| median over ${ROUNDS} rounds (compile: ${COMPILES}) | ${cols.join(" | ")} |${peer ? cols.filter((c) => c !== peer).map((c) => ` ${c}/${peer} |`).join("") : ""}`);
+console.log(`|---|${cols.map(() => "---|").join("")}${peer ? cols.filter((c) => c !== peer).map(() => "---|").join("") : ""}`);
+for (const [k, label] of rows) {
+  const med = Object.fromEntries(cols.map((c) => [c, median(m[c][k])]));
+  let line = `| ${label} | ${cols.map((c) => `${med[c].toFixed(2)} ms`).join(" | ")} |`;
+  if (peer) line += cols.filter((c) => c !== peer).map((c) => ` ${(med[c] / med[peer]).toFixed(2)}x |`).join("");
+  console.log(line);
+}
