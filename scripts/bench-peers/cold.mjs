@@ -14,16 +14,21 @@
 // AjvJsonSchemaValidator (as each Client makes) and getValidator for every
 // outputSchema, as Client.cacheToolMetadata does, the servers alternating.
 //
-// Settings: ROUNDS (30), COMPILES (60).
+// A fresh Node process per start-up (FRESH rounds) shows what a client that
+// connects once pays: there ajv's own code is not yet optimized by V8.
+//
+// Settings: ROUNDS (30), FRESH (10), COMPILES (60).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import { spawn } from "node:child_process";
+import { execFileSync, spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 
 const env = process.env;
 const ROUNDS = Number(env.ROUNDS || 30);
 const COMPILES = Number(env.COMPILES || 60);
+const FRESH = Number(env.FRESH || 10);
 
 const oursEnv = { TMUX_MCP_SOCKET_PATH: env.OURS_SOCKET, TMUX_MCP_TMUX_BIN: env.TMUX_BIN, TMUX_MCP_AUDIT_LOG: "/dev/null" };
 const servers = [{ name: "ours", command: env.OURS_BIN, env: oursEnv }];
@@ -84,6 +89,15 @@ function rawColdStart(s) {
   });
 }
 
+// ONE_SHOT=<server name>: one TS client cold start in this fresh process
+// (ajv's code not yet compiled by V8, as in a client that connects once),
+// printed as JSON for the parent's "fresh process" row.
+if (env.ONE_SHOT) {
+  const c = await tsColdStart(servers.find((s) => s.name === env.ONE_SHOT));
+  console.log(JSON.stringify({ total: c.total, list: c.list }));
+  process.exit(0);
+}
+
 const m = {}; // m[server][metric] = samples
 const put = (s, k, v) => ((m[s] ??= {})[k] ??= []).push(v);
 const lists = {};
@@ -96,6 +110,15 @@ for (let r = 0; r < ROUNDS; r++) {
     put(s.name, "list", c.list);
     lists[s.name] = c.tools;
     put(s.name, "raw", await rawColdStart(s));
+  }
+}
+
+for (let r = 0; r < FRESH; r++) {
+  for (const s of servers.map((_, i) => servers[(i + r) % servers.length])) {
+    const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url)], { env: { ...env, ONE_SHOT: s.name } });
+    const { total, list } = JSON.parse(out);
+    put(s.name, "fresh", total);
+    put(s.name, "freshList", list);
   }
 }
 
@@ -118,6 +141,8 @@ const rows = [
   ["connect", "  of which connect (initialize)"],
   ["list", "  of which listTools (parse + validator compilation)"],
   ["raw", "cold start to tools/list, raw JSON-RPC client"],
+  ["fresh", "TS SDK client in a fresh Node process (first connection)"],
+  ["freshList", "  of which listTools"],
   ["compile", "in-Node: new validator + getValidator per outputSchema"],
 ];
 const cols = servers.map((s) => s.name);
@@ -131,7 +156,7 @@ for (const s of servers) {
   const tools = lists[s.name];
   console.log(`${s.name}: ${tools.length} tools, ${tools.filter((t) => t.outputSchema).length} output schemas, ${compilations(tools)} compilations, ${texts[s.name].length} bytes of tools`);
 }
-console.log(`| median over ${ROUNDS} rounds (compile: ${COMPILES}) | ${cols.join(" | ")} |${peer ? cols.filter((c) => c !== peer).map((c) => ` ${c}/${peer} |`).join("") : ""}`);
+console.log(`| median over ${ROUNDS} rounds (fresh: ${FRESH}, compile: ${COMPILES}) | ${cols.join(" | ")} |${peer ? cols.filter((c) => c !== peer).map((c) => ` ${c}/${peer} |`).join("") : ""}`);
 console.log(`|---|${cols.map(() => "---|").join("")}${peer ? cols.filter((c) => c !== peer).map(() => "---|").join("") : ""}`);
 for (const [k, label] of rows) {
   const med = Object.fromEntries(cols.map((c) => [c, median(m[c][k])]));
