@@ -26,11 +26,12 @@ import (
 // The id is a digest of the schema's compact JSON, so equal ids always mean
 // equal schemas: a client that keeps its validators across a reconnection to
 // a newer server never validates against an older schema of the same name.
-// Older TypeScript clients (SDK ≤ 1.20) call ajv.compile directly, which
-// refuses an id it has already seen; they catch that and only skip
-// validating the later tools of a group. Validators that do not cache
-// (Python's jsonschema, the Go SDK) read an $id as the schema's base URI,
-// which nothing here resolves against.
+// Older TypeScript clients (SDK ≤ 1.20, on ajv 6) call ajv.compile
+// directly; ajv 6 caches by the schema's serialized content before it looks
+// at an id, so they compiled each distinct schema once already and still
+// hold a validator for every tool (checked with SDK 1.20.0 against this
+// server). Validators that do not cache (Python's jsonschema, the Go SDK)
+// read an $id as the schema's base URI, which nothing here resolves against.
 //
 // Only schemas of resultIDMinBytes or more get an id: a smaller one compiles
 // in about 0.1 ms, which is not worth 25 bytes of every tools/list on each
