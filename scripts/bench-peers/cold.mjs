@@ -13,6 +13,8 @@
 // work for each server's tools/list is timed alone: a new
 // AjvJsonSchemaValidator (as each Client makes) and getValidator for every
 // outputSchema, as Client.cacheToolMetadata does, the servers alternating.
+// CPU-time rows (process.cpuUsage) move less with the machine's load than
+// the wall-clock ones.
 //
 // A fresh Node process per start-up (FRESH rounds) shows what a client that
 // connects once pays: there ajv's own code is not yet optimized by V8.
@@ -54,10 +56,12 @@ async function tsColdStart(s) {
   const client = new Client({ name: "bench-cold", version: "0" });
   await client.connect(transport);
   const t1 = performance.now();
+  const cpu = process.cpuUsage();
   const list = await client.listTools();
   const t2 = performance.now();
+  const used = process.cpuUsage(cpu);
   await client.close();
-  return { total: t2 - t0, connect: t1 - t0, list: t2 - t1, tools: list.tools };
+  return { total: t2 - t0, connect: t1 - t0, list: t2 - t1, listCPU: (used.user + used.system) / 1000, tools: list.tools };
 }
 
 // rawColdStart: spawn to the tools/list answer speaking JSON-RPC lines.
@@ -108,6 +112,7 @@ for (let r = 0; r < ROUNDS; r++) {
     put(s.name, "ts", c.total);
     put(s.name, "connect", c.connect);
     put(s.name, "list", c.list);
+    put(s.name, "listCPU", c.listCPU);
     lists[s.name] = c.tools;
     put(s.name, "raw", await rawColdStart(s));
   }
@@ -129,9 +134,14 @@ for (let r = 0; r <= COMPILES; r++) {
   for (const s of servers) {
     const tools = JSON.parse(texts[s.name]);
     const t0 = performance.now();
+    const cpu = process.cpuUsage();
     const v = new AjvJsonSchemaValidator();
     for (const t of tools) if (t.outputSchema) v.getValidator(t.outputSchema);
-    if (r > 0) put(s.name, "compile", performance.now() - t0); // round 0 warms the JIT
+    const used = process.cpuUsage(cpu);
+    if (r > 0) { // round 0 warms the JIT
+      put(s.name, "compile", performance.now() - t0);
+      put(s.name, "compileCPU", (used.user + used.system) / 1000);
+    }
   }
 }
 
@@ -140,10 +150,12 @@ const rows = [
   ["ts", "cold start to tools/list, TS SDK client"],
   ["connect", "  of which connect (initialize)"],
   ["list", "  of which listTools (parse + validator compilation)"],
+  ["listCPU", "  listTools, the client's CPU time"],
   ["raw", "cold start to tools/list, raw JSON-RPC client"],
   ["fresh", "TS SDK client in a fresh Node process (first connection)"],
   ["freshList", "  of which listTools"],
   ["compile", "in-Node: new validator + getValidator per outputSchema"],
+  ["compileCPU", "  the same, CPU time (steadier on a loaded machine)"],
 ];
 const cols = servers.map((s) => s.name);
 // compilations: getValidator compiles each schema without an $id, and each
