@@ -266,3 +266,42 @@ func TestSharedOutputSchemaIDs(t *testing.T) {
 		t.Logf("%s tier: %d output schemas, %d compilations in a client that caches by $id", tier, schemas, len(compiled))
 	}
 }
+
+// TestReflectedResultID: a reflected output schema takes its generated
+// schema's $id only when the content is the one the id names, so a stale
+// generated file cannot give a changed schema the id of the old one.
+func TestReflectedResultID(t *testing.T) {
+	s := allToolsServer(t)
+	pane := func() map[string]any {
+		_, out := s.tool("select_pane").schemas.build()
+		return out
+	}
+	changed := pane()
+	changed["properties"] = maps.Clone(changed["properties"].(map[string]any))
+	changed["properties"].(map[string]any)["new_field"] = map[string]any{"type": "string"}
+	_, info := s.tool("get_pane_info").schemas.build()
+	for _, c := range []struct {
+		name, tool string
+		out        map[string]any
+		wantID     bool
+	}{
+		{"shared schema as generated", "select_pane", pane(), true},
+		{"shared schema changed since generation", "select_pane", changed, false},
+		{"schema of its own", "get_pane_info", info, false},
+		{"no output schema", "select_pane", nil, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			got := reflectedResultID(c.tool, c.out)
+			id, has := got["$id"].(string)
+			if has != c.wantID {
+				t.Fatalf("$id %q, want one: %v", id, c.wantID)
+			}
+			if has && id != generatedResultID(c.tool) {
+				t.Errorf("$id %q, generated %q", id, generatedResultID(c.tool))
+			}
+			if _, had := c.out["$id"]; had {
+				t.Errorf("the schema given was changed in place")
+			}
+		})
+	}
+}
