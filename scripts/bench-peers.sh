@@ -16,6 +16,12 @@
 # starts per run and client), RSS_CALLS (2000), TMUX_BIN (tmux),
 # BENCH_SHELL (the panes' shell, the same for both servers; default a bash
 # without rc files, so a slow ~/.bashrc cannot stall either).
+#
+# COLD_ONLY=1 measures only cold start (bench-peers/cold.mjs): spawns
+# alternated between the servers over ROUNDS rounds (30), through the TS
+# SDK client and a raw client, and the client's validator compilation for
+# each server's tools/list timed inside Node; BASE_BIN names another build
+# of ours (say main's) to measure in the same rounds.
 set -eu
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -62,4 +68,4 @@ ours_pane=$("$tmux_bin" -S "$ours_sock" display-message -p -t bench '#{pane_id}'
 echo "go $(go env GOVERSION), $("$tmux_bin" -V), node $(node --version), $(nproc) CPUs, load: $(cut -d' ' -f1-3 /proc/loadavg)"
 OURS_BIN=$work/tmux-mcp OURS_SOCKET=$ours_sock OURS_PANE=$ours_pane \
 	KCRONG_BIN=$kcrong_bin KCRONG_SOCKET=$kcrong_sock TMUX_BIN=$tmux_bin BENCH_SHELL=$bench_shell \
-	node "$root/scripts/bench-peers/bench.mjs"
+	node "$root/scripts/bench-peers/$(if [ "${COLD_ONLY:-}" = 1 ]; then echo cold.mjs; else echo bench.mjs; fi)"

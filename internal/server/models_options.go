@@ -22,8 +22,9 @@ type OptionSetResult struct {
 type EnvVars map[string]any
 
 func (EnvVars) jsonSchema() map[string]any {
-	return map[string]any{"type": "object", "additionalProperties": map[string]any{"anyOf": []any{
-		map[string]any{"type": "string"}, map[string]any{"type": "boolean"}}}}
+	// A type list, not anyOf of two schemas: the same values, and ajv
+	// compiles it as one check instead of two subschemas (schema_ids.go).
+	return map[string]any{"type": "object", "additionalProperties": map[string]any{"type": []any{"string", "boolean"}}}
 }
 
 // EnvironmentResult is show_environment's answer.
