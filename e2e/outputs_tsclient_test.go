@@ -31,13 +31,14 @@ type tsOutputsRun struct {
 // TestTypeScriptClientValidatesOutputs: the official TypeScript SDK client
 // validates each answer's structuredContent against the validator it
 // compiled from the tool's outputSchema at tools/list, and refuses the call
-// when they differ. Over stdio at the destructive tier it calls a tool of
-// every output schema that several tools share under one $id (the later
-// tools of a group get the validator compiled for the first: schema_ids.go),
-// once the first and once a later member, and the tools with the largest
-// schemas of their own. Every call must answer without error, with
+// when they differ. Over stdio at the destructive tier it calls two tools
+// of every output schema that several tools share, and the tools with the
+// largest schemas of their own. Every call must answer without error, with
 // structured content the client accepted, through a validator that refuses
-// an empty object.
+// an empty object. No output schema carries an $id: a client that compiles
+// every tool's schema into one Ajv instance (MCP Inspector does) is refused
+// a second schema of the same id ("already exists"), so sharing ids would
+// cost such clients their validators.
 func TestTypeScriptClientValidatesOutputs(t *testing.T) {
 	node := tsClient(t)
 	ts := tmuxtest.New(t)
@@ -98,14 +99,8 @@ func TestTypeScriptClientValidatesOutputs(t *testing.T) {
 	if got.Validators != got.OutputSchemas {
 		t.Errorf("the client holds %d validators for %d output schemas", got.Validators, got.OutputSchemas)
 	}
-	if got.Compiled >= got.OutputSchemas {
-		t.Errorf("the client compiled %d validators for %d output schemas: no schema shared", got.Compiled, got.OutputSchemas)
-	}
-	for _, pair := range [][2]string{{"select_pane", "set_pane_title"}, {"get_window_info", "rename_window"},
-		{"get_session_info", "rename_session"}, {"show_hooks", "show_hook"}, {"call_readonly_tools_batch", "call_mutating_tools_batch"}} {
-		if a, b := got.IDs[pair[0]], got.IDs[pair[1]]; a == "" || a != b {
-			t.Errorf("%s and %s: output schema ids %q and %q, want one shared id", pair[0], pair[1], a, b)
-		}
+	if len(got.IDs) != 0 {
+		t.Errorf("output schemas carry ids %v: a client compiling them into one Ajv instance refuses a repeated id", got.IDs)
 	}
 	if len(got.Calls) != len(calls) {
 		t.Fatalf("%d calls reported, want %d", len(got.Calls), len(calls))

@@ -23,7 +23,7 @@ type EnvVars map[string]any
 
 func (EnvVars) jsonSchema() map[string]any {
 	// A type list, not anyOf of two schemas: the same values, and ajv
-	// compiles it as one check instead of two subschemas (schema_ids.go).
+	// compiles it as one check instead of two subschemas (docs/cold-start.md).
 	return map[string]any{"type": "object", "additionalProperties": map[string]any{"type": []any{"string", "boolean"}}}
 }
 

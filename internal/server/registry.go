@@ -83,7 +83,6 @@ type Tool struct {
 // only a tool that is called, validated or documented pays for its own.
 type lazySchemas struct {
 	once     sync.Once
-	name     string // the tool's, for its output schema's $id (schema_ids.go)
 	build    func() (in, out map[string]any)
 	in, out  map[string]any
 	defaults map[string]any // argument defaults this server sets (overrideDefault)
@@ -92,7 +91,6 @@ type lazySchemas struct {
 func (l *lazySchemas) load() {
 	l.once.Do(func() {
 		l.in, l.out = l.build()
-		l.out = reflectedResultID(l.name, l.out)
 		props, _ := l.in["properties"].(map[string]any)
 		for name, v := range l.defaults {
 			props[name].(map[string]any)["default"] = v
@@ -179,7 +177,7 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 	case reflect.Slice, reflect.String:
 		wrap = true
 	}
-	t.schemas = &lazySchemas{name: t.Name, build: func() (in, out map[string]any) {
+	t.schemas = &lazySchemas{build: func() (in, out map[string]any) {
 		in, out, err := toolSchemas[In, Out]()
 		if err != nil {
 			panic(fmt.Sprintf("tool %s: %v", t.Name, err))

@@ -27,36 +27,19 @@ func GeneratedSchemasSource() ([]byte, error) {
 	b.WriteString("// compact JSON that tools/list sends, generated from the reflected ones\n")
 	b.WriteString("// (schemas_gen_source.go); ok is false for a tool generated after them.\n")
 	b.WriteString("func generatedSchemas(name string) (in, out string, ok bool) {\n\tswitch name {\n")
-	tools := append(allTools(), promptTools()...)
-	ins := make([]map[string]any, len(tools))
-	outs := make([]map[string]any, len(tools))
-	outJSON := make([][]byte, len(tools))
-	for i, t := range tools {
-		ins[i], outs[i] = t.schemas.build()
-		if outs[i] != nil {
-			var err error
-			if outJSON[i], err = marshalJSON(outs[i]); err != nil {
-				return nil, fmt.Errorf("tool %s: %w", t.Name, err)
-			}
-		}
-	}
-	// Output schemas several tools share carry an $id (schema_ids.go).
-	ids := sharedResultIDs(outJSON)
-	for i, t := range tools {
-		inJSON, err := marshalJSON(advertisedInput(ins[i]))
+	for _, t := range append(allTools(), promptTools()...) {
+		inS, outS := t.schemas.build()
+		inJSON, err := marshalJSON(advertisedInput(inS))
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 		}
-		out := outJSON[i]
-		if id, ok := ids[string(out)]; ok {
-			if out, err = marshalJSON(withResultID(outs[i], id)); err != nil {
+		outJSON := []byte{}
+		if outS != nil {
+			if outJSON, err = marshalJSON(outS); err != nil {
 				return nil, fmt.Errorf("tool %s: %w", t.Name, err)
 			}
 		}
-		if out == nil {
-			out = []byte{}
-		}
-		fmt.Fprintf(&b, "\tcase %s:\n\t\treturn %s,\n\t\t\t%s, true\n", strconv.Quote(t.Name), goString(inJSON), goString(out))
+		fmt.Fprintf(&b, "\tcase %s:\n\t\treturn %s,\n\t\t\t%s, true\n", strconv.Quote(t.Name), goString(inJSON), goString(outJSON))
 	}
 	b.WriteString("\t}\n\treturn \"\", \"\", false\n}\n")
 	return b.Bytes(), nil // already gofmt-formatted (TestGeneratedSchemas)

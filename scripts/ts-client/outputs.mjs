@@ -9,7 +9,7 @@
 // CALLS is a JSON list of [tool, arguments]. The server is started with
 // this process's environment. Besides each call's outcome it reports how
 // many output schemas tools/list carried, how many the client compiled
-// (tools sharing an $id share one validator), and whether each called
+// (tools sharing an $id would share one validator; ours carry none), and whether each called
 // tool's validator refuses an empty object, which every one of them
 // requires something of: a validator that accepted anything would make
 // the calls prove nothing.

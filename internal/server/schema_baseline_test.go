@@ -10,8 +10,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-
-	"github.com/tmux-mcp/tmux-mcp/internal/config"
 )
 
 // outputBaselinePath holds every tool's output schema as main listed it on
@@ -207,101 +205,4 @@ func listedOutput(t *testing.T, tool *Tool) map[string]any {
 		t.Fatal(err)
 	}
 	return m
-}
-
-// TestSharedOutputSchemaIDs: an $id names exactly one schema (its content
-// digest), every output schema that several tools share and that is large
-// enough carries one, and no other does; so a client that caches
-// validators by $id compiles each distinct schema once, at every tier.
-func TestSharedOutputSchemaIDs(t *testing.T) {
-	s := allToolsServer(t)
-	byContent := map[string][]string{} // schema without $id → tools
-	idOf := map[string]string{}
-	for _, tool := range s.All() {
-		out := listedOutput(t, tool)
-		if out == nil {
-			continue
-		}
-		id, _ := out["$id"].(string)
-		delete(out, "$id")
-		compact, err := marshalJSON(out)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if id != "" && id != resultSchemaID(compact) {
-			t.Errorf("%s: $id %s is not the digest of its schema (%s)", tool.Name, id, resultSchemaID(compact))
-		}
-		byContent[string(compact)] = append(byContent[string(compact)], tool.Name)
-		idOf[tool.Name] = id
-		// The reflected schema, which validates answers in the tests, is the
-		// listed one, id included.
-		sameJSON(t, tool.Name, tool.mcpTool().OutputSchema, tool.outSchema())
-	}
-	for content, tools := range byContent {
-		shared := len(tools) > 1 && len(content) >= resultIDMinBytes
-		for _, name := range tools {
-			if got := idOf[name] != ""; got != shared {
-				t.Errorf("%s: has an $id: %v; its schema (%d bytes) is shared with %v", name, got, len(content), tools)
-			}
-		}
-	}
-	for _, tier := range []config.Tier{config.Readonly, config.Mutating, config.Destructive} {
-		srv, err := New(config.Config{Safety: tier, SuppressHistory: true}, Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		compiled, schemas := map[string]bool{}, 0
-		for _, tool := range srv.Visible() {
-			out := listedOutput(t, tool)
-			if out == nil {
-				continue
-			}
-			schemas++
-			key, _ := out["$id"].(string)
-			if key == "" {
-				key = tool.Name
-			}
-			compiled[key] = true
-		}
-		t.Logf("%s tier: %d output schemas, %d compilations in a client that caches by $id", tier, schemas, len(compiled))
-	}
-}
-
-// TestReflectedResultID: a reflected output schema takes its generated
-// schema's $id only when the content is the one the id names, so a stale
-// generated file cannot give a changed schema the id of the old one.
-func TestReflectedResultID(t *testing.T) {
-	s := allToolsServer(t)
-	pane := func() map[string]any {
-		_, out := s.tool("select_pane").schemas.build()
-		return out
-	}
-	changed := pane()
-	changed["properties"] = maps.Clone(changed["properties"].(map[string]any))
-	changed["properties"].(map[string]any)["new_field"] = map[string]any{"type": "string"}
-	_, info := s.tool("get_pane_info").schemas.build()
-	for _, c := range []struct {
-		name, tool string
-		out        map[string]any
-		wantID     bool
-	}{
-		{"shared schema as generated", "select_pane", pane(), true},
-		{"shared schema changed since generation", "select_pane", changed, false},
-		{"schema of its own", "get_pane_info", info, false},
-		{"no output schema", "select_pane", nil, false},
-	} {
-		t.Run(c.name, func(t *testing.T) {
-			got := reflectedResultID(c.tool, c.out)
-			id, has := got["$id"].(string)
-			if has != c.wantID {
-				t.Fatalf("$id %q, want one: %v", id, c.wantID)
-			}
-			if has && id != generatedResultID(c.tool) {
-				t.Errorf("$id %q, generated %q", id, generatedResultID(c.tool))
-			}
-			if _, had := c.out["$id"]; had {
-				t.Errorf("the schema given was changed in place")
-			}
-		})
-	}
 }
