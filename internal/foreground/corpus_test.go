@@ -32,7 +32,15 @@ func TestCorpus(t *testing.T) {
 			tg := fgcorpus.Target(t, s, pane)
 			seen := map[string]foreground.Report{}
 			for _, label := range []string{"every source", "same-user sources only", "the remote dump"} {
+				// As the server does (internal/server/foreground.go): tmux's
+				// #{pane_dead} first, then the OS. A dead pane's pid may
+				// already belong to another process on a busy machine
+				// (pid_max 32768 wraps in seconds under parallel test runs),
+				// which the OS read alone can only call unknown.
 				inspect := func() foreground.Report {
+					if dead, _ := s.Run("display-message", "-p", "-t", pane, "#{pane_dead}"); dead == "1" {
+						return foreground.ExitedReport(tg.PanePID, "")
+					}
 					return foreground.Inspect(tg, foreground.Options{NoSyscall: label != "every source"})
 				}
 				if label == "the remote dump" {
