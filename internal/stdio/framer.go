@@ -58,6 +58,10 @@ type Framer struct {
 	in      *bufio.Reader
 	out     io.Writer
 	rest    []byte // the accepted line not yet passed to the SDK
+	// conn: the Framer is the SDK's Connection (Connect), so accepted
+	// lines go to ready as the messages check decoded, not to rest.
+	conn  bool
+	ready []delivery
 	readErr error  // how input ended, once it has
 
 	wmu     sync.Mutex // one writer at a time on out, whole lines only
@@ -150,20 +154,26 @@ func (f *Framer) Read(p []byte) (int, error) {
 			<-f.release
 			return 0, f.readErr
 		}
-		line, tooLong, err := f.readLine()
-		switch {
-		case tooLong:
-			f.refuse(jsonrpc.ID{}, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: a message line is longer than %d bytes; the line was discarded", f.maxLine()))
-		case len(line) > 0:
-			f.accept(line)
-		}
-		if err != nil {
-			f.readErr = err
-		}
+		f.readOne()
 	}
 	n := copy(p, f.rest)
 	f.rest = f.rest[n:]
 	return n, nil
+}
+
+// readOne reads one line and accepts or refuses it; at the end of input
+// it records how input ended.
+func (f *Framer) readOne() {
+	line, tooLong, err := f.readLine()
+	switch {
+	case tooLong:
+		f.refuse(jsonrpc.ID{}, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: a message line is longer than %d bytes; the line was discarded", f.maxLine()))
+	case len(line) > 0:
+		f.accept(line)
+	}
+	if err != nil {
+		f.readErr = err
+	}
 }
 
 func (f *Framer) maxLine() int {
@@ -241,13 +251,21 @@ func (f *Framer) accept(line []byte) {
 			return
 		}
 		f.track(msgs)
-		f.rest = splitBatch(msgs, members)
+		if f.conn {
+			f.ready = append(f.ready, splitBatchDecoded(msgs)...)
+		} else {
+			f.rest = splitBatch(msgs, members)
+		}
 		return
 	default:
 		f.refuse(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid Request: a JSON-RPC message is a JSON object")
 		return
 	}
 	f.track(msgs)
+	if f.conn {
+		f.ready = append(f.ready, delivery{msgs: []jsonrpc.Message{msgs[0].decoded}})
+		return
+	}
 	f.rest = append(line, '\n')
 }
 
@@ -260,6 +278,7 @@ type message struct {
 	isRequest    bool
 	notification bool
 	cancelled    string // for notifications/cancelled: the canonical id it cancels
+	decoded      jsonrpc.Message
 }
 
 // check validates one JSON-RPC message (a JSON object) the way the SDK will
@@ -306,13 +325,14 @@ func check(raw []byte) (message, *rpcError) {
 	if !hasMethod && !hasResult && !hasError {
 		return message{}, refuse("a request needs a method")
 	}
-	if _, err := jsonrpc.DecodeMessage(raw); err != nil {
+	decoded, err := jsonrpc.DecodeMessage(raw)
+	if err != nil {
 		if !hasMethod {
 			return message{}, &rpcError{} // a malformed response: nothing to answer
 		}
 		return message{}, refuse("%v", err)
 	}
-	m := message{key: key, method: method, isRequest: hasMethod && hasID, notification: hasMethod && !hasID}
+	m := message{key: key, method: method, isRequest: hasMethod && hasID, notification: hasMethod && !hasID, decoded: decoded}
 	if method == "notifications/cancelled" {
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`

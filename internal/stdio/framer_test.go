@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // syncBuffer is an io.Writer safe for the Framer's concurrent writers.
@@ -268,4 +270,131 @@ func TestWaitAnsweredWaitsForTheBytes(t *testing.T) {
 		t.Errorf("stdout: %q", got)
 	}
 	f.ReleaseEOF()
+}
+
+// readConn reads what the SDK gets through Connect until EOF, releasing
+// EOF at once: each message encoded as the SDK would, one per line.
+func readConn(t *testing.T, f *Framer) string {
+	t.Helper()
+	f.ReleaseEOF()
+	c, err := f.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for {
+		m, err := c.Read(context.Background())
+		if err == io.EOF {
+			return b.String()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := jsonrpc.EncodeMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(append(data, '\n'))
+	}
+}
+
+// Through Connect the SDK gets the same messages as through the
+// io.Reader (decoded once, by the Framer), and the same lines are refused.
+func TestConnLines(t *testing.T) {
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`  {"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"a","arguments":{"k":"v"}}} ` + "\r\n",
+		"xx\n" + `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"a b","method":3}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"1.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+	} {
+		var viaReader, viaConn syncBuffer
+		fr := New(strings.NewReader(in), &viaReader)
+		var want strings.Builder
+		for line := range strings.Lines(readAll(t, fr)) {
+			m, err := jsonrpc.DecodeMessage([]byte(strings.TrimSuffix(line, "\n")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := jsonrpc.EncodeMessage(m)
+			want.Write(append(data, '\n'))
+		}
+		got := readConn(t, New(strings.NewReader(in), &viaConn))
+		if got != want.String() {
+			t.Errorf("%q: the SDK got %q through Connect, %q through the reader", in, got, want.String())
+		}
+		if r, c := viaReader.lines(), viaConn.lines(); strings.Join(r, "\n") != strings.Join(c, "\n") {
+			t.Errorf("%q: replies %q through Connect, %q through the reader", in, c, r)
+		}
+	}
+}
+
+// A batch (where the protocol version has them) is answered with one
+// array once all its requests are, its notifications delivered alone;
+// pending requests and the protocol version are learnt from the messages
+// the SDK writes.
+func TestConnBatch(t *testing.T) {
+	var out syncBuffer
+	pr, pw := io.Pipe()
+	f := New(pr, &out)
+	c, err := f.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	go func() {
+		_, _ = io.WriteString(pw, `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{}}`+"\n")
+	}()
+	m, err := c.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req, ok := m.(*jsonrpc.Request); !ok || req.Method != "initialize" || f.Pending() != 1 {
+		t.Fatalf("read %#v, pending %d", m, f.Pending())
+	}
+	initID := m.(*jsonrpc.Request).ID
+	if err := c.Write(ctx, &jsonrpc.Response{ID: initID, Result: json.RawMessage(`{"protocolVersion":"2025-03-26"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if f.Pending() != 0 {
+		t.Fatalf("initialize still pending")
+	}
+	go func() {
+		_, _ = io.WriteString(pw, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":"two","method":"ping"}]`+"\n")
+		_ = pw.Close()
+	}()
+	var ids []jsonrpc.ID
+	var methods []string
+	for range 3 {
+		m, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := m.(*jsonrpc.Request)
+		methods = append(methods, req.Method)
+		if req.IsCall() {
+			ids = append(ids, req.ID)
+		}
+	}
+	if strings.Join(methods, " ") != "notifications/x ping ping" || f.Pending() != 2 {
+		t.Fatalf("read %q, pending %d", methods, f.Pending())
+	}
+	// Answered in reverse order: one array, in the batch's order, once
+	// both are answered.
+	_ = c.Write(ctx, &jsonrpc.Response{ID: ids[1], Result: json.RawMessage(`{}`)})
+	if n := len(out.lines()); n != 1 || f.Pending() != 2 {
+		t.Fatalf("wrote %q before the batch was complete", out.lines())
+	}
+	_ = c.Write(ctx, &jsonrpc.Response{ID: ids[0], Result: json.RawMessage(`{}`)})
+	got := out.lines()
+	want := `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":"two","result":{}}]`
+	if len(got) != 2 || got[1] != want || f.Pending() != 0 {
+		t.Fatalf("wrote %q (want %s last), pending %d", got, want, f.Pending())
+	}
+	f.ReleaseEOF()
+	if _, err := c.Read(ctx); err != io.EOF {
+		t.Fatalf("after the input ended: %v", err)
+	}
 }
