@@ -55,14 +55,14 @@ type Framer struct {
 	// Log receives a note for each line refused; nil discards them.
 	Log *slog.Logger
 
-	in      *bufio.Reader
-	out     io.Writer
-	rest    []byte // the accepted line not yet passed to the SDK
+	in   *bufio.Reader
+	out  io.Writer
+	rest []byte // the accepted line not yet passed to the SDK
 	// conn: the Framer is the SDK's Connection (Connect), so accepted
 	// lines go to ready as the messages check decoded, not to rest.
-	conn  bool
-	ready []delivery
-	readErr error  // how input ended, once it has
+	conn    bool
+	ready   []delivery
+	readErr error // how input ended, once it has
 
 	wmu     sync.Mutex // one writer at a time on out, whole lines only
 	partial []byte     // output not yet ending in a newline (guarded by wmu)
