@@ -65,6 +65,8 @@ type Server struct {
 	scopes      sync.Map // scope text -> scope.Scope, parsed once (scope.go)
 	confirmOnce sync.Once
 	confirmSt   *confirmStore // questions awaiting the person's answer (confirm_state.go)
+
+	stacks deepStacks // goroutines with grown stacks that run tool calls (stacks.go)
 }
 
 // Options are the collaborators of a Server.
@@ -224,8 +226,9 @@ func (s *Server) MCP() *mcp.Server {
 		mt := t.mcpTool()
 		in, out := mt.InputSchema, mt.OutputSchema
 		mt.InputSchema, mt.OutputSchema = placeholderSchema, nil
-		ms.AddTool(mt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return s.invoke(ctx, t, req, req.Params.Arguments, ""), nil
+		ms.AddTool(mt, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+			s.stacks.run(func() { res = s.invoke(ctx, t, req, req.Params.Arguments, "") }) // stacks.go
+			return res, nil
 		})
 		mt.InputSchema, mt.OutputSchema = in, out
 	}
