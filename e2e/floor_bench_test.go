@@ -44,6 +44,8 @@ import (
 //
 //	go test ./e2e -run '^$' -bench FloorGetPaneInfo -benchtime 5x
 //
+// TMUX_MCP_FLOOR_OURS names another build of tmux-mcp to measure instead of
+// this tree's (e.g. main's, for a before/after against the same floor).
 // With TMUX_MCP_CPUPROFILE_DIR set, both servers write CPU profiles there
 // (ours.pprof, floor.pprof; ours is then built with the cpuprofile tag),
 // for `go tool pprof -top -diff_base floor.pprof ours.pprof`.
@@ -56,6 +58,9 @@ func BenchmarkFloorGetPaneInfo(b *testing.B) {
 	}
 	profDir := os.Getenv("TMUX_MCP_CPUPROFILE_DIR")
 	oursBin := binary
+	if other := os.Getenv("TMUX_MCP_FLOOR_OURS"); other != "" {
+		oursBin = other // another build of ours, e.g. main's, for a before/after
+	}
 	if profDir != "" {
 		oursBin = filepath.Join(dir, "tmux-mcp-prof")
 		buildGo(b, oursBin, "-tags", "cpuprofile", "../cmd/tmux-mcp")
