@@ -37,6 +37,13 @@ import (
 //     the p50 latency of the block;
 //   - a block of as many calls with 8 in flight to each: calls per second.
 //
+//   - a block of as many round trips of a bare tmux control-mode client
+//     (tmux -C) asking display-message for 18 pane fields, tmux's own share
+//     of a get_pane_info: its p50 (tmux-p50-us) and the tmux server's CPU
+//     per round trip (tmux-tmuxsrv-cpu-us, beside ours-tmuxsrv-cpu-us per
+//     get_pane_info). x-p50-floor+tmux is our p50 over the sum of the
+//     floor's and this one's: the floor answers without tmux, we cannot.
+//
 // It reports each server's median over the rounds (ours-*, floor-*) and the
 // median over the rounds of each round's ratio ours/floor: x-cpu and x-p50
 // (lower is better) and x-inflight8, our throughput over the floor's
@@ -101,16 +108,22 @@ func BenchmarkFloorGetPaneInfo(b *testing.B) {
 		b.Fatalf("the floor answers\n%s\nwhere we answer\n%s", got, want)
 	}
 
+	// tmux's own share: a bare control-mode client asking the same server
+	// for one pane's fields, the round trip our get_pane_info makes.
+	tmuxPID, _ := strconv.Atoi(ts.MustRun("display-message", "-p", "#{pid}"))
+	raw := startControlClient(b, ts)
+
 	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_pane_info","arguments":{"pane_id":"%%0"}}}`
-	type sample struct{ cpu, stat, p50, rate float64 }
-	var oursS, floorS []sample
-	var xcpu, xp50, xrate []float64
+	type sample struct{ cpu, stat, p50, rate, tmuxCPU float64 }
+	var oursS, floorS, rawS []sample
+	var xcpu, xp50, xrate, xp50tmux []float64
 	measure := func(c *lineClient) sample {
 		var s sample
-		cpu0, stat0 := c.schedCPU(b), processCPU(b, c.pid)
+		cpu0, stat0, tmux0 := c.schedCPU(b), processCPU(b, c.pid), schedCPU(b, tmuxPID)
 		lat := c.sequential(b, block, call)
 		s.cpu = float64((c.schedCPU(b) - cpu0).Microseconds()) / float64(block)
 		s.stat = float64((processCPU(b, c.pid) - stat0).Microseconds()) / float64(block)
+		s.tmuxCPU = float64((schedCPU(b, tmuxPID) - tmux0).Microseconds()) / float64(block)
 		s.p50 = float64(lat.Microseconds())
 		return s
 	}
@@ -123,6 +136,10 @@ func BenchmarkFloorGetPaneInfo(b *testing.B) {
 		}
 		round++
 		a, c := measure(first), measure(second)
+		tmux0 := schedCPU(b, tmuxPID)
+		r := sample{p50: float64(raw.sequential(b, block).Microseconds())}
+		r.tmuxCPU = float64((schedCPU(b, tmuxPID) - tmux0).Microseconds()) / float64(block)
+		rawS = append(rawS, r)
 		ra, rc := first.inflight(b, block, 8, call), second.inflight(b, block, 8, call)
 		a.rate, c.rate = ra, rc
 		if first == floor {
@@ -132,6 +149,7 @@ func BenchmarkFloorGetPaneInfo(b *testing.B) {
 		xcpu = append(xcpu, a.cpu/c.cpu)
 		xp50 = append(xp50, a.p50/c.p50)
 		xrate = append(xrate, a.rate/c.rate)
+		xp50tmux = append(xp50tmux, a.p50/(c.p50+r.p50))
 	}
 	b.StopTimer()
 	pick := func(ss []sample, f func(sample) float64) float64 {
@@ -150,6 +168,10 @@ func BenchmarkFloorGetPaneInfo(b *testing.B) {
 		b.ReportMetric(pick(side.ss, func(s sample) float64 { return s.p50 }), side.name+"-p50-us")
 		b.ReportMetric(pick(side.ss, func(s sample) float64 { return s.rate }), side.name+"-inflight8-calls/s")
 	}
+	b.ReportMetric(pick(oursS, func(s sample) float64 { return s.tmuxCPU }), "ours-tmuxsrv-cpu-us")
+	b.ReportMetric(pick(rawS, func(s sample) float64 { return s.p50 }), "tmux-p50-us")
+	b.ReportMetric(pick(rawS, func(s sample) float64 { return s.tmuxCPU }), "tmux-tmuxsrv-cpu-us")
+	b.ReportMetric(medianOf(xp50tmux), "x-p50-floor+tmux")
 	b.ReportMetric(medianOf(xcpu), "x-cpu")
 	b.ReportMetric(medianOf(xp50), "x-p50")
 	b.ReportMetric(medianOf(xrate), "x-inflight8")
@@ -298,14 +320,17 @@ func (c *lineClient) inflight(b *testing.B, n, k int, format string) float64 {
 // schedCPU is the CPU time the process's threads have run, summed from
 // /proc/PID/task/*/schedstat (nanoseconds). A Go server's threads live as
 // long as it does, so the sum does not lose an exited thread's time.
-func (c *lineClient) schedCPU(b *testing.B) time.Duration {
-	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", c.pid))
+func (c *lineClient) schedCPU(b *testing.B) time.Duration { return schedCPU(b, c.pid) }
+
+// schedCPU is the run time of all of a process's threads (schedstat).
+func schedCPU(b *testing.B, pid int) time.Duration {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	if err != nil {
 		b.Fatal(err)
 	}
 	var total time.Duration
 	for _, t := range tasks {
-		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", c.pid, t.Name()))
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
 		if err != nil {
 			continue // the thread ended meanwhile
 		}
@@ -342,4 +367,69 @@ func medianOf(v []float64) float64 {
 	}
 	slices.Sort(v)
 	return v[len(v)/2]
+}
+
+// paneFormat asks for 18 pane fields, about what get_pane_info asks.
+var paneFormat = "#{pane_id}\x1f#{pane_index}\x1f#{pane_width}\x1f#{pane_height}\x1f#{pane_left}\x1f#{pane_top}\x1f" +
+	"#{pane_active}\x1f#{pane_tty}\x1f#{pane_pid}\x1f#{pane_title}\x1f#{pane_current_command}\x1f#{pane_current_path}\x1f" +
+	"#{pane_dead}\x1f#{window_id}\x1f#{session_id}\x1f#{session_name}\x1f#{window_index}\x1f#{pane_in_mode}"
+
+// controlClient is a bare tmux control-mode client (tmux -C).
+type controlClient struct {
+	in io.WriteCloser
+	r  *bufio.Reader
+}
+
+// startControlClient attaches a control-mode client to ts's first
+// session; it is detached (its stdin closed) when the benchmark ends.
+func startControlClient(b *testing.B, ts *tmuxtest.Server) *controlClient {
+	b.Helper()
+	cmd := exec.Command(ts.Bin, "-L", ts.Socket.Name, "-C", "attach-session", "-f", "no-output,ignore-size")
+	cmd.Env = tmuxtest.CleanEnv()
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = in.Close(); _ = cmd.Wait() })
+	c := &controlClient{in: in, r: bufio.NewReader(out)}
+	c.roundTrip(b) // past the attach's own output
+	return c
+}
+
+// roundTrip sends one display-message and reads to its %end.
+func (c *controlClient) roundTrip(b *testing.B) {
+	if _, err := io.WriteString(c.in, "display-message -p -t %0 '"+paneFormat+"'\n"); err != nil {
+		b.Fatal(err)
+	}
+	for {
+		line, err := c.r.ReadString('\n')
+		if err != nil {
+			b.Fatal(err)
+		}
+		if strings.HasPrefix(line, "%error") {
+			b.Fatalf("tmux: %s", line)
+		}
+		if strings.HasPrefix(line, "%end") {
+			return
+		}
+	}
+}
+
+// sequential makes n round trips and returns the median.
+func (c *controlClient) sequential(b *testing.B, n int) time.Duration {
+	durs := make([]time.Duration, n)
+	for i := range durs {
+		start := time.Now()
+		c.roundTrip(b)
+		durs[i] = time.Since(start)
+	}
+	slices.Sort(durs)
+	return durs[n/2]
 }
