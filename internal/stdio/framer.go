@@ -325,7 +325,11 @@ func check(raw []byte) (message, *rpcError) {
 	if !hasMethod && !hasResult && !hasError {
 		return message{}, refuse("a request needs a method")
 	}
-	decoded, err := jsonrpc.DecodeMessage(raw)
+	decoded, ok := plainRequest(raw, fields, id, method)
+	var err error
+	if !ok {
+		decoded, err = jsonrpc.DecodeMessage(raw)
+	}
 	if err != nil {
 		if !hasMethod {
 			return message{}, &rpcError{} // a malformed response: nothing to answer
@@ -342,6 +346,85 @@ func check(raw []byte) (message, *rpcError) {
 		}
 	}
 	return m, nil
+}
+
+// plainRequest builds the message jsonrpc.DecodeMessage would decode from
+// raw, for the common case it can tell without decoding raw again: a
+// request or notification with no members but jsonrpc, id, method and
+// params, whose method and string id are plain ASCII without escapes (so
+// both JSON decoders read them alike), nested no deeper than the SDK's
+// decoder accepts. DecodeMessage runs the SDK's decoder twice, each time
+// with a fresh 32 KB buffer; this is what it returns
+// (TestPlainRequestIsDecodeMessage). For anything else ok is false and the
+// caller decodes with DecodeMessage, refusals and all.
+func plainRequest(raw []byte, fields map[string]json.RawMessage, id jsonrpc.ID, method string) (msg jsonrpc.Message, ok bool) {
+	methodRaw, hasMethod := fields["method"]
+	if !hasMethod || !plainASCII(methodRaw) {
+		return nil, false
+	}
+	for k := range fields {
+		switch k {
+		case "jsonrpc", "method", "params":
+		case "id":
+			if fields["id"][0] == '"' && !plainASCII(fields["id"]) {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	if tooDeep(raw, sdkMaxDepth) {
+		return nil, false
+	}
+	return &jsonrpc.Request{ID: id, Method: method, Params: fields["params"]}, true
+}
+
+// plainASCII: printable ASCII and no backslash, so the value is the same
+// under any JSON decoder.
+func plainASCII(raw []byte) bool {
+	for _, c := range raw {
+		if c < 0x20 || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// sdkMaxDepth is the nesting the SDK's JSON decoder refuses beyond
+// (go-sdk internal/json, defaultMaxDepth).
+const sdkMaxDepth = 1000
+
+// tooDeep reports JSON nested deeper than max, counted as the SDK counts.
+func tooDeep(data []byte, max int) bool {
+	depth := 0
+	inString, escaped := false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > max {
+				return true
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return false
 }
 
 // parseID accepts the ids the SDK carries unchanged: strings, and integers

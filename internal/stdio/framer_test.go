@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -397,4 +398,72 @@ func TestConnBatch(t *testing.T) {
 	if _, err := c.Read(ctx); err != io.EOF {
 		t.Fatalf("after the input ended: %v", err)
 	}
+}
+
+// What check hands the SDK is what jsonrpc.DecodeMessage decodes, whether
+// it took plainRequest's way or DecodeMessage's, and plainRequest takes
+// the requests it should.
+func TestPlainRequestIsDecodeMessage(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, c := range []struct {
+		line  string
+		plain bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_pane_info","arguments":{"pane_id":"%0"}}}`, true},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, true},
+		{`{"method":"ping","id":"a-b c","jsonrpc":"2.0"}`, true},
+		{` { "jsonrpc" : "2.0" , "id" : -9007199254740992 , "method" : "ping" , "params" : [ 1 , "é" ] } `, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\u00e9\n\\\"","y":[true,null,1e400]}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + deep(998) + `}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + deep(1000) + `}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"p\u0069ng"}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"pïng"}`, false},
+		{`{"jsonrpc":"2.0","id":"\u0041","method":"ping"}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","extra":1}`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}`, false},
+	} {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(c.line), &fields); err != nil {
+			t.Fatal(err)
+		}
+		var id jsonrpc.ID
+		if raw, ok := fields["id"]; ok {
+			id, _, _ = parseID(raw)
+		}
+		var method string
+		_ = json.Unmarshal(fields["method"], &method)
+		if _, ok := plainRequest([]byte(c.line), fields, id, method); ok != c.plain {
+			t.Errorf("%.80s: plain %v, want %v", c.line, ok, c.plain)
+		}
+		m, rerr := check([]byte(c.line))
+		want, err := jsonrpc.DecodeMessage([]byte(c.line))
+		if (rerr != nil) != (err != nil) {
+			t.Errorf("%.80s: check %v, DecodeMessage %v", c.line, rerr, err)
+			continue
+		}
+		if err == nil && !reflect.DeepEqual(m.decoded, want) {
+			t.Errorf("%.80s:\ncheck gives  %#v\nDecodeMessage %#v", c.line, m.decoded, want)
+		}
+	}
+}
+
+func FuzzPlainRequest(f *testing.F) {
+	f.Add(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}}`)
+	f.Add(`{"jsonrpc":"2.0","method":"n","params":[]}`)
+	f.Fuzz(func(t *testing.T, line string) {
+		m, rerr := check([]byte(line))
+		if rerr != nil {
+			return
+		}
+		want, err := jsonrpc.DecodeMessage([]byte(line))
+		if err != nil {
+			t.Fatalf("check accepted what DecodeMessage refuses: %v", err)
+		}
+		if !reflect.DeepEqual(m.decoded, want) {
+			t.Fatalf("check gives %#v, DecodeMessage %#v", m.decoded, want)
+		}
+	})
 }
