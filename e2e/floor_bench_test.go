@@ -35,6 +35,7 @@ import (
 //     process from /proc/PID/stat, and the sum of its threads' schedstat run
 //     time, which has nanosecond resolution where stat has 10 ms ticks) and
 //     the p50 latency of the block;
+//
 //   - a block of as many calls with 8 in flight to each: calls per second.
 //
 //   - a block of as many round trips of a bare tmux control-mode client
