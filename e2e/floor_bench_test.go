@@ -35,22 +35,21 @@ import (
 //     process from /proc/PID/stat, and the sum of its threads' schedstat run
 //     time, which has nanosecond resolution where stat has 10 ms ticks) and
 //     the p50 latency of the block;
-//
-//   - a block of as many calls with 8 in flight to each: calls per second.
-//
 //   - a block of as many round trips of a bare tmux control-mode client
 //     (tmux -C) asking display-message for 18 pane fields, tmux's own share
 //     of a get_pane_info: its p50 (tmux-p50-us) and the tmux server's CPU
 //     per round trip (tmux-tmuxsrv-cpu-us, beside ours-tmuxsrv-cpu-us per
-//     get_pane_info). x-p50-floor+tmux is our p50 over the sum of the
-//     floor's and this one's: the floor answers without tmux, we cannot.
+//     get_pane_info);
+//   - a block of as many calls with 8 in flight to each: calls per second.
 //
+// x-p50-floor+tmux is our p50 over the sum of the floor's and the bare
+// tmux round trip's: the floor answers without tmux, which we may not.
 // It reports each server's median over the rounds (ours-*, floor-*) and the
 // median over the rounds of each round's ratio ours/floor: x-cpu and x-p50
 // (lower is better) and x-inflight8, our throughput over the floor's
 // (higher is better). Run:
 //
-//	go test ./e2e -run '^$' -bench FloorGetPaneInfo -benchtime 5x
+//	go test ./e2e -run '^$' -bench FloorGetPaneInfo -benchtime 9x
 //
 // TMUX_MCP_FLOOR_OURS names another build of tmux-mcp to measure instead of
 // this tree's (e.g. main's, for a before/after against the same floor).
