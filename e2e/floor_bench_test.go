@@ -55,6 +55,7 @@ import (
 // this tree's (e.g. main's, for a before/after against the same floor).
 // With TMUX_MCP_CPUPROFILE_DIR set, both servers write CPU profiles there
 // (ours.pprof, floor.pprof; ours is then built with the cpuprofile tag),
+// and allocation profiles (ours.mem.pprof, floor.mem.pprof),
 // for `go tool pprof -top -diff_base floor.pprof ours.pprof`.
 func BenchmarkFloorGetPaneInfo(b *testing.B) {
 	ts := tmuxtest.New(b)
@@ -80,7 +81,8 @@ func BenchmarkFloorGetPaneInfo(b *testing.B) {
 	oursCmd.Env = append(tmuxtest.CleanEnv(), "TMUX_MCP_SOCKET="+ts.Socket.Name, "TMUX_MCP_TMUX_BIN="+ts.Bin)
 	oursCmd.Env = append(oursCmd.Env, env...)
 	if profDir != "" {
-		oursCmd.Env = append(oursCmd.Env, "TMUX_MCP_CPUPROFILE="+filepath.Join(profDir, "ours.pprof"))
+		oursCmd.Env = append(oursCmd.Env, "TMUX_MCP_CPUPROFILE="+filepath.Join(profDir, "ours.pprof"),
+			"TMUX_MCP_MEMPROFILE="+filepath.Join(profDir, "ours.mem.pprof"))
 	}
 	ours := startLineClient(b, oursCmd)
 
@@ -100,7 +102,8 @@ func BenchmarkFloorGetPaneInfo(b *testing.B) {
 	floorCmd := exec.Command(floorBin)
 	floorCmd.Env = append(tmuxtest.CleanEnv(), "TMUX_MCP_FLOOR_ANSWERS="+answersFile)
 	if profDir != "" {
-		floorCmd.Env = append(floorCmd.Env, "TMUX_MCP_CPUPROFILE="+filepath.Join(profDir, "floor.pprof"))
+		floorCmd.Env = append(floorCmd.Env, "TMUX_MCP_CPUPROFILE="+filepath.Join(profDir, "floor.pprof"),
+			"TMUX_MCP_MEMPROFILE="+filepath.Join(profDir, "floor.mem.pprof"))
 	}
 	floor := startLineClient(b, floorCmd)
 	// The floor answers exactly what we answer.

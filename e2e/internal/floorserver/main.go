@@ -12,6 +12,7 @@
 //	TMUX_MCP_FLOOR_ANSWERS  a JSON file: {"tool_name": <CallToolResult>, ...};
 //	                        a tool without an entry answers {"content":[]}
 //	TMUX_MCP_CPUPROFILE     write a CPU profile here until stdin ends
+//	TMUX_MCP_MEMPROFILE     write an allocation profile here when stdin ends
 //
 // The tools are listed as our server lists them under the same
 // configuration variables (TMUX_MCP_SAFETY, TMUX_MCP_TOOLSETS, ...).
@@ -22,6 +23,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime"
 	"runtime/pprof"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,6 +51,15 @@ func run() error {
 			return err
 		}
 		defer func() { pprof.StopCPUProfile(); _ = f.Close() }()
+	}
+	if path := os.Getenv("TMUX_MCP_MEMPROFILE"); path != "" {
+		runtime.MemProfileRate = 4096
+		defer func() {
+			if f, err := os.Create(path); err == nil {
+				_ = pprof.Lookup("allocs").WriteTo(f, 0)
+				_ = f.Close()
+			}
+		}()
 	}
 	answers := map[string]json.RawMessage{}
 	if path := os.Getenv("TMUX_MCP_FLOOR_ANSWERS"); path != "" {
