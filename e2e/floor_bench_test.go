@@ -55,7 +55,8 @@ import (
 // this tree's (e.g. main's, for a before/after against the same floor).
 // With TMUX_MCP_CPUPROFILE_DIR set, both servers write CPU profiles there
 // (ours.pprof, floor.pprof; ours is then built with the cpuprofile tag),
-// and allocation profiles (ours.mem.pprof, floor.mem.pprof),
+// with TMUX_MCP_MEMPROFILE_TOO=1 also allocation profiles (ours.mem.pprof,
+// floor.mem.pprof; sampling every 4 KB allocated costs CPU of its own),
 // for `go tool pprof -top -diff_base floor.pprof ours.pprof`.
 func BenchmarkFloorGetPaneInfo(b *testing.B) {
 	ts := tmuxtest.New(b)
@@ -65,6 +66,7 @@ func BenchmarkFloorGetPaneInfo(b *testing.B) {
 		block = v
 	}
 	profDir := os.Getenv("TMUX_MCP_CPUPROFILE_DIR")
+	memProf := os.Getenv("TMUX_MCP_MEMPROFILE_TOO") != "" // sampling allocations costs CPU: not by default
 	oursBin := binary
 	if other := os.Getenv("TMUX_MCP_FLOOR_OURS"); other != "" {
 		oursBin = other // another build of ours, e.g. main's, for a before/after
@@ -81,8 +83,10 @@ func BenchmarkFloorGetPaneInfo(b *testing.B) {
 	oursCmd.Env = append(tmuxtest.CleanEnv(), "TMUX_MCP_SOCKET="+ts.Socket.Name, "TMUX_MCP_TMUX_BIN="+ts.Bin)
 	oursCmd.Env = append(oursCmd.Env, env...)
 	if profDir != "" {
-		oursCmd.Env = append(oursCmd.Env, "TMUX_MCP_CPUPROFILE="+filepath.Join(profDir, "ours.pprof"),
-			"TMUX_MCP_MEMPROFILE="+filepath.Join(profDir, "ours.mem.pprof"))
+		oursCmd.Env = append(oursCmd.Env, "TMUX_MCP_CPUPROFILE="+filepath.Join(profDir, "ours.pprof"))
+		if memProf {
+			oursCmd.Env = append(oursCmd.Env, "TMUX_MCP_MEMPROFILE="+filepath.Join(profDir, "ours.mem.pprof"))
+		}
 	}
 	ours := startLineClient(b, oursCmd)
 
@@ -102,8 +106,10 @@ func BenchmarkFloorGetPaneInfo(b *testing.B) {
 	floorCmd := exec.Command(floorBin)
 	floorCmd.Env = append(tmuxtest.CleanEnv(), "TMUX_MCP_FLOOR_ANSWERS="+answersFile)
 	if profDir != "" {
-		floorCmd.Env = append(floorCmd.Env, "TMUX_MCP_CPUPROFILE="+filepath.Join(profDir, "floor.pprof"),
-			"TMUX_MCP_MEMPROFILE="+filepath.Join(profDir, "floor.mem.pprof"))
+		floorCmd.Env = append(floorCmd.Env, "TMUX_MCP_CPUPROFILE="+filepath.Join(profDir, "floor.pprof"))
+		if memProf {
+			floorCmd.Env = append(floorCmd.Env, "TMUX_MCP_MEMPROFILE="+filepath.Join(profDir, "floor.mem.pprof"))
+		}
 	}
 	floor := startLineClient(b, floorCmd)
 	// The floor answers exactly what we answer.
