@@ -34,7 +34,8 @@ import (
 //     default 300) to each: server CPU per call (utime+stime of the server
 //     process from /proc/PID/stat, and the sum of its threads' schedstat run
 //     time, which has nanosecond resolution where stat has 10 ms ticks) and
-//     the p50 latency of the block;
+//     the p50 latency of the block, and the context switches of the
+//     server's threads per call (ctxsw/call);
 //   - a block of as many round trips of a bare tmux control-mode client
 //     (tmux -C) asking display-message for 18 pane fields, tmux's own share
 //     of a get_pane_info: its p50 (tmux-p50-us) and the tmux server's CPU
@@ -123,13 +124,14 @@ func BenchmarkFloorGetPaneInfo(b *testing.B) {
 	raw := startControlClient(b, ts)
 
 	call := `{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_pane_info","arguments":{"pane_id":"%%0"}}}`
-	type sample struct{ cpu, stat, p50, rate, tmuxCPU float64 }
+	type sample struct{ cpu, stat, p50, rate, tmuxCPU, ctxsw float64 }
 	var oursS, floorS, rawS []sample
 	var xcpu, xp50, xrate, xp50tmux []float64
 	measure := func(c *lineClient) sample {
 		var s sample
-		cpu0, stat0, tmux0 := c.schedCPU(b), processCPU(b, c.pid), schedCPU(b, tmuxPID)
+		cpu0, stat0, tmux0, sw0 := c.schedCPU(b), processCPU(b, c.pid), schedCPU(b, tmuxPID), contextSwitches(b, c.pid)
 		lat := c.sequential(b, block, call)
+		s.ctxsw = float64(contextSwitches(b, c.pid)-sw0) / float64(block)
 		s.cpu = float64((c.schedCPU(b) - cpu0).Microseconds()) / float64(block)
 		s.stat = float64((processCPU(b, c.pid) - stat0).Microseconds()) / float64(block)
 		s.tmuxCPU = float64((schedCPU(b, tmuxPID) - tmux0).Microseconds()) / float64(block)
@@ -176,6 +178,7 @@ func BenchmarkFloorGetPaneInfo(b *testing.B) {
 		b.ReportMetric(pick(side.ss, func(s sample) float64 { return s.stat }), side.name+"-statcpu-us")
 		b.ReportMetric(pick(side.ss, func(s sample) float64 { return s.p50 }), side.name+"-p50-us")
 		b.ReportMetric(pick(side.ss, func(s sample) float64 { return s.rate }), side.name+"-inflight8-calls/s")
+		b.ReportMetric(pick(side.ss, func(s sample) float64 { return s.ctxsw }), side.name+"-ctxsw/call")
 	}
 	b.ReportMetric(pick(oursS, func(s sample) float64 { return s.tmuxCPU }), "ours-tmuxsrv-cpu-us")
 	b.ReportMetric(pick(rawS, func(s sample) float64 { return s.p50 }), "tmux-p50-us")
@@ -354,6 +357,30 @@ func schedCPU(b *testing.B, pid int) time.Duration {
 		total += time.Duration(ns)
 	}
 	return total
+}
+
+// contextSwitches is how many times the process's threads have been
+// switched out (voluntary and not), from /proc/PID/task/*/status: each
+// goroutine hand-off that wakes an idle thread costs a pair.
+func contextSwitches(b *testing.B, pid int) int64 {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var n int64
+	for _, t := range tasks {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(raw)) {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+				x, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += x
+			}
+		}
+	}
+	return n
 }
 
 // processCPU is utime+stime of a process from /proc/PID/stat (10 ms
