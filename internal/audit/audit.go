@@ -80,11 +80,16 @@ func (l *Logger) Log(r Record) {
 	if l == nil {
 		return
 	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		return
+	bp := lineBufs.Get().(*[]byte)
+	defer lineBufs.Put(bp)
+	b, ok := appendRecord((*bp)[:0], &r)
+	if !ok {
+		return // what json.Marshal would have refused
 	}
 	b = append(b, '\n')
+	if cap(b) <= 64<<10 {
+		*bp = b // a huge line's buffer is not kept
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	_, _ = l.w.Write(b)

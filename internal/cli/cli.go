@@ -472,7 +472,7 @@ func serve(ctx context.Context, srv *server.Server, stdin io.Reader, stdout io.W
 	runCtx, endRun := context.WithCancel(context.WithoutCancel(ctx))
 	defer endRun()
 	ended := make(chan error, 1)
-	go func() { ended <- srv.MCP().Run(runCtx, &mcp.IOTransport{Reader: fr, Writer: fr}) }()
+	go func() { ended <- srv.MCP().Run(runCtx, fr) }()
 
 	var err error
 	select {

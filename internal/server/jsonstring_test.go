@@ -78,8 +78,8 @@ func FuzzDecodeObject(f *testing.F) {
 	})
 }
 
-// TestDecodeIntoMatchesJSON: decodeInto, which assigns string members
-// without a JSON round trip, fills an argument struct exactly as the
+// TestDecodeIntoMatchesJSON: decodeInto, which assigns string and boolean
+// members without a JSON round trip, fills an argument struct exactly as the
 // round trip does, embedded structs, pointers and non-string members
 // included, and shares the large string instead of copying it.
 func TestDecodeIntoMatchesJSON(t *testing.T) {
@@ -92,6 +92,7 @@ func TestDecodeIntoMatchesJSON(t *testing.T) {
 		Name    *string  `json:"logical_name"`
 		Count   int      `json:"count"`
 		Flag    *bool    `json:"flag"`
+		On      bool     `json:"on"`
 		Keys    []string `json:"keys"`
 		Quoted  string   `json:"quoted,string"`
 		embedded
@@ -100,6 +101,12 @@ func TestDecodeIntoMatchesJSON(t *testing.T) {
 	for _, m := range []map[string]any{
 		{"content": big, "logical_name": "n", "count": json.Number("3"), "flag": true, "keys": []any{"a", "b"}, "socket_name": "s", "socket_path": "/p", "quoted": `"q"`},
 		{"content": "", "logical_name": nil},
+		{"on": true, "flag": false, "count": nil, "keys": nil},
+		{"on": nil, "flag": nil, "socket_path": nil},
+		{"on": "yes"},
+		{"flag": "yes"},
+		{"content": true},
+		{"logical_name": false},
 		{},
 	} {
 		var want, got args
@@ -114,12 +121,12 @@ func TestDecodeIntoMatchesJSON(t *testing.T) {
 		}
 	}
 	fields := stringFields(reflect.TypeFor[args]())
-	for _, name := range []string{"content", "logical_name", "socket_name", "socket_path"} {
+	for _, name := range []string{"content", "logical_name", "socket_name", "socket_path", "flag", "on"} {
 		if _, ok := fields[name]; !ok {
 			t.Errorf("%s is not assigned directly", name)
 		}
 	}
-	for _, name := range []string{"count", "flag", "keys", "quoted"} {
+	for _, name := range []string{"count", "keys", "quoted"} {
 		if _, ok := fields[name]; ok {
 			t.Errorf("%s is assigned directly", name)
 		}

@@ -212,8 +212,10 @@ func define[In, Out any](t Tool, h func(ctx context.Context, c *Call, in In) (Ou
 }
 
 // decodeInto fills arg, a pointer to a tool's argument struct, from the
-// validated arguments: string members whose field is a string or *string
-// (strs, see stringFields) are assigned, the others go through JSON. The
+// validated arguments: string and boolean members whose field is a string,
+// *string, bool or *bool (strs, see stringFields) are assigned (a null one
+// left as the zero struct has it, as JSON does), the others go through
+// JSON; with none left (a get_pane_info), no JSON at all. The
 // strings are then the very ones decoded from the request, where a JSON
 // round trip made two more copies of each, plus the encoder's growing
 // buffer: for a 4 MiB load_buffer content, 21 MB of garbage per call.
@@ -223,17 +225,38 @@ func decodeInto(arg any, args map[string]any, strs map[string][]int) error {
 		rest = make(map[string]any, len(args))
 		v := reflect.ValueOf(arg).Elem()
 		for k, x := range args {
-			s, ok := x.(string)
 			idx, direct := strs[k]
-			if !ok || !direct {
+			if !direct {
 				rest[k] = x
 				continue
 			}
 			f := v.FieldByIndex(idx)
-			if f.Kind() == reflect.Pointer {
-				f.Set(reflect.ValueOf(&s))
-			} else {
-				f.SetString(s)
+			ptr := f.Kind() == reflect.Pointer
+			kind := f.Kind()
+			if ptr {
+				kind = f.Type().Elem().Kind()
+			}
+			switch x := x.(type) {
+			case nil:
+				// JSON null leaves a field of the zero struct as it is.
+			case string:
+				if kind != reflect.String {
+					rest[k] = x
+				} else if ptr {
+					f.Set(reflect.ValueOf(&x))
+				} else {
+					f.SetString(x)
+				}
+			case bool:
+				if kind != reflect.Bool {
+					rest[k] = x
+				} else if ptr {
+					f.Set(reflect.ValueOf(&x))
+				} else {
+					f.SetBool(x)
+				}
+			default:
+				rest[k] = x
 			}
 		}
 		if len(rest) == 0 {
@@ -244,7 +267,8 @@ func decodeInto(arg any, args map[string]any, strs map[string][]int) error {
 	return json.Unmarshal(buf, arg)
 }
 
-// stringFields maps the JSON names of t's string and *string fields,
+// stringFields maps the JSON names of t's string, *string, bool and *bool
+// fields,
 // those of embedded structs included, to their index, for decodeInto. A
 // field is left out (and decoded through JSON) when its tag has options
 // beyond omitempty, when its name is not unique, or when it sits behind an
@@ -265,7 +289,7 @@ func stringFields(t reflect.Type) map[string][]int {
 		if ft.Kind() == reflect.Pointer {
 			ft = ft.Elem()
 		}
-		if ft.Kind() != reflect.String || ft != reflect.TypeFor[string]() || behindPointer(t, f.Index) {
+		if (ft != reflect.TypeFor[string]() && ft != reflect.TypeFor[bool]()) || behindPointer(t, f.Index) {
 			continue
 		}
 		out[name] = f.Index

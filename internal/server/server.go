@@ -68,6 +68,7 @@ type Server struct {
 	confirmSt   *confirmStore // questions awaiting the person's answer (confirm_state.go)
 
 	appOff bool // serve as before the MCP App existed: the tests' baseline (app_ui.go)
+	stacks deepStacks // goroutines with grown stacks that run tool calls (stacks.go)
 }
 
 // Options are the collaborators of a Server.
@@ -227,8 +228,9 @@ func (s *Server) MCP() *mcp.Server {
 		mt := t.mcpTool()
 		in, out := mt.InputSchema, mt.OutputSchema
 		mt.InputSchema, mt.OutputSchema = placeholderSchema, nil
-		ms.AddTool(mt, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return s.invoke(ctx, t, req, req.Params.Arguments, ""), nil
+		ms.AddTool(mt, func(ctx context.Context, req *mcp.CallToolRequest) (res *mcp.CallToolResult, _ error) {
+			s.stacks.run(func() { res = s.invoke(ctx, t, req, req.Params.Arguments, "") }) // stacks.go
+			return res, nil
 		})
 		mt.InputSchema, mt.OutputSchema = in, out
 	}

@@ -55,10 +55,14 @@ type Framer struct {
 	// Log receives a note for each line refused; nil discards them.
 	Log *slog.Logger
 
-	in      *bufio.Reader
-	out     io.Writer
-	rest    []byte // the accepted line not yet passed to the SDK
-	readErr error  // how input ended, once it has
+	in   *bufio.Reader
+	out  io.Writer
+	rest []byte // the accepted line not yet passed to the SDK
+	// conn: the Framer is the SDK's Connection (Connect), so accepted
+	// lines go to ready as the messages check decoded, not to rest.
+	conn    bool
+	ready   []delivery
+	readErr error // how input ended, once it has
 
 	wmu     sync.Mutex // one writer at a time on out, whole lines only
 	partial []byte     // output not yet ending in a newline (guarded by wmu)
@@ -150,20 +154,26 @@ func (f *Framer) Read(p []byte) (int, error) {
 			<-f.release
 			return 0, f.readErr
 		}
-		line, tooLong, err := f.readLine()
-		switch {
-		case tooLong:
-			f.refuse(jsonrpc.ID{}, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: a message line is longer than %d bytes; the line was discarded", f.maxLine()))
-		case len(line) > 0:
-			f.accept(line)
-		}
-		if err != nil {
-			f.readErr = err
-		}
+		f.readOne()
 	}
 	n := copy(p, f.rest)
 	f.rest = f.rest[n:]
 	return n, nil
+}
+
+// readOne reads one line and accepts or refuses it; at the end of input
+// it records how input ended.
+func (f *Framer) readOne() {
+	line, tooLong, err := f.readLine()
+	switch {
+	case tooLong:
+		f.refuse(jsonrpc.ID{}, jsonrpc.CodeParseError, fmt.Sprintf("Parse error: a message line is longer than %d bytes; the line was discarded", f.maxLine()))
+	case len(line) > 0:
+		f.accept(line)
+	}
+	if err != nil {
+		f.readErr = err
+	}
 }
 
 func (f *Framer) maxLine() int {
@@ -241,13 +251,21 @@ func (f *Framer) accept(line []byte) {
 			return
 		}
 		f.track(msgs)
-		f.rest = splitBatch(msgs, members)
+		if f.conn {
+			f.ready = append(f.ready, splitBatchDecoded(msgs)...)
+		} else {
+			f.rest = splitBatch(msgs, members)
+		}
 		return
 	default:
 		f.refuse(jsonrpc.ID{}, jsonrpc.CodeInvalidRequest, "Invalid Request: a JSON-RPC message is a JSON object")
 		return
 	}
 	f.track(msgs)
+	if f.conn {
+		f.ready = append(f.ready, delivery{msgs: []jsonrpc.Message{msgs[0].decoded}})
+		return
+	}
 	f.rest = append(line, '\n')
 }
 
@@ -260,6 +278,7 @@ type message struct {
 	isRequest    bool
 	notification bool
 	cancelled    string // for notifications/cancelled: the canonical id it cancels
+	decoded      jsonrpc.Message
 }
 
 // check validates one JSON-RPC message (a JSON object) the way the SDK will
@@ -306,13 +325,18 @@ func check(raw []byte) (message, *rpcError) {
 	if !hasMethod && !hasResult && !hasError {
 		return message{}, refuse("a request needs a method")
 	}
-	if _, err := jsonrpc.DecodeMessage(raw); err != nil {
+	decoded, ok := plainRequest(raw, fields, id, method)
+	var err error
+	if !ok {
+		decoded, err = jsonrpc.DecodeMessage(raw)
+	}
+	if err != nil {
 		if !hasMethod {
 			return message{}, &rpcError{} // a malformed response: nothing to answer
 		}
 		return message{}, refuse("%v", err)
 	}
-	m := message{key: key, method: method, isRequest: hasMethod && hasID, notification: hasMethod && !hasID}
+	m := message{key: key, method: method, isRequest: hasMethod && hasID, notification: hasMethod && !hasID, decoded: decoded}
 	if method == "notifications/cancelled" {
 		var p struct {
 			RequestID json.RawMessage `json:"requestId"`
@@ -322,6 +346,85 @@ func check(raw []byte) (message, *rpcError) {
 		}
 	}
 	return m, nil
+}
+
+// plainRequest builds the message jsonrpc.DecodeMessage would decode from
+// raw, for the common case it can tell without decoding raw again: a
+// request or notification with no members but jsonrpc, id, method and
+// params, whose method and string id are plain ASCII without escapes (so
+// both JSON decoders read them alike), nested no deeper than the SDK's
+// decoder accepts. DecodeMessage runs the SDK's decoder twice, each time
+// with a fresh 32 KB buffer; this is what it returns
+// (TestPlainRequestIsDecodeMessage). For anything else ok is false and the
+// caller decodes with DecodeMessage, refusals and all.
+func plainRequest(raw []byte, fields map[string]json.RawMessage, id jsonrpc.ID, method string) (msg jsonrpc.Message, ok bool) {
+	methodRaw, hasMethod := fields["method"]
+	if !hasMethod || !plainASCII(methodRaw) {
+		return nil, false
+	}
+	for k := range fields {
+		switch k {
+		case "jsonrpc", "method", "params":
+		case "id":
+			if fields["id"][0] == '"' && !plainASCII(fields["id"]) {
+				return nil, false
+			}
+		default:
+			return nil, false
+		}
+	}
+	if tooDeep(raw, sdkMaxDepth) {
+		return nil, false
+	}
+	return &jsonrpc.Request{ID: id, Method: method, Params: fields["params"]}, true
+}
+
+// plainASCII: printable ASCII and no backslash, so the value is the same
+// under any JSON decoder.
+func plainASCII(raw []byte) bool {
+	for _, c := range raw {
+		if c < 0x20 || c >= 0x7f || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// sdkMaxDepth is the nesting the SDK's JSON decoder refuses beyond
+// (go-sdk internal/json, defaultMaxDepth).
+const sdkMaxDepth = 1000
+
+// tooDeep reports JSON nested deeper than max, counted as the SDK counts.
+func tooDeep(data []byte, max int) bool {
+	depth := 0
+	inString, escaped := false, false
+	for _, b := range data {
+		if inString {
+			switch {
+			case escaped:
+				escaped = false
+			case b == '\\':
+				escaped = true
+			case b == '"':
+				inString = false
+			}
+			continue
+		}
+		switch b {
+		case '"':
+			inString = true
+		case '{', '[':
+			depth++
+			if depth > max {
+				return true
+			}
+		case '}', ']':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return false
 }
 
 // parseID accepts the ids the SDK carries unchanged: strings, and integers

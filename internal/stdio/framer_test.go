@@ -5,10 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
 // syncBuffer is an io.Writer safe for the Framer's concurrent writers.
@@ -268,4 +271,199 @@ func TestWaitAnsweredWaitsForTheBytes(t *testing.T) {
 		t.Errorf("stdout: %q", got)
 	}
 	f.ReleaseEOF()
+}
+
+// readConn reads what the SDK gets through Connect until EOF, releasing
+// EOF at once: each message encoded as the SDK would, one per line.
+func readConn(t *testing.T, f *Framer) string {
+	t.Helper()
+	f.ReleaseEOF()
+	c, err := f.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for {
+		m, err := c.Read(context.Background())
+		if err == io.EOF {
+			return b.String()
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := jsonrpc.EncodeMessage(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Write(append(data, '\n'))
+	}
+}
+
+// Through Connect the SDK gets the same messages as through the
+// io.Reader (decoded once, by the Framer), and the same lines are refused.
+func TestConnLines(t *testing.T) {
+	for _, in := range []string{
+		`{"jsonrpc":"2.0","id":1,"method":"ping"}`,
+		`  {"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"name":"a","arguments":{"k":"v"}}} ` + "\r\n",
+		"xx\n" + `{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":"a b","method":3}`,
+		`{"jsonrpc":"2.0","id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"1.0","id":1,"method":"ping"}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{}}`,
+		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
+	} {
+		var viaReader, viaConn syncBuffer
+		fr := New(strings.NewReader(in), &viaReader)
+		var want strings.Builder
+		for line := range strings.Lines(readAll(t, fr)) {
+			m, err := jsonrpc.DecodeMessage([]byte(strings.TrimSuffix(line, "\n")))
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, _ := jsonrpc.EncodeMessage(m)
+			want.Write(append(data, '\n'))
+		}
+		got := readConn(t, New(strings.NewReader(in), &viaConn))
+		if got != want.String() {
+			t.Errorf("%q: the SDK got %q through Connect, %q through the reader", in, got, want.String())
+		}
+		if r, c := viaReader.lines(), viaConn.lines(); strings.Join(r, "\n") != strings.Join(c, "\n") {
+			t.Errorf("%q: replies %q through Connect, %q through the reader", in, c, r)
+		}
+	}
+}
+
+// A batch (where the protocol version has them) is answered with one
+// array once all its requests are, its notifications delivered alone;
+// pending requests and the protocol version are learnt from the messages
+// the SDK writes.
+func TestConnBatch(t *testing.T) {
+	var out syncBuffer
+	pr, pw := io.Pipe()
+	f := New(pr, &out)
+	c, err := f.Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	go func() {
+		_, _ = io.WriteString(pw, `{"jsonrpc":"2.0","id":"i","method":"initialize","params":{}}`+"\n")
+	}()
+	m, err := c.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req, ok := m.(*jsonrpc.Request); !ok || req.Method != "initialize" || f.Pending() != 1 {
+		t.Fatalf("read %#v, pending %d", m, f.Pending())
+	}
+	initID := m.(*jsonrpc.Request).ID
+	if err := c.Write(ctx, &jsonrpc.Response{ID: initID, Result: json.RawMessage(`{"protocolVersion":"2025-03-26"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if f.Pending() != 0 {
+		t.Fatalf("initialize still pending")
+	}
+	go func() {
+		_, _ = io.WriteString(pw, `[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/x"},{"jsonrpc":"2.0","id":"two","method":"ping"}]`+"\n")
+		_ = pw.Close()
+	}()
+	var ids []jsonrpc.ID
+	var methods []string
+	for range 3 {
+		m, err := c.Read(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req := m.(*jsonrpc.Request)
+		methods = append(methods, req.Method)
+		if req.IsCall() {
+			ids = append(ids, req.ID)
+		}
+	}
+	if strings.Join(methods, " ") != "notifications/x ping ping" || f.Pending() != 2 {
+		t.Fatalf("read %q, pending %d", methods, f.Pending())
+	}
+	// Answered in reverse order: one array, in the batch's order, once
+	// both are answered.
+	_ = c.Write(ctx, &jsonrpc.Response{ID: ids[1], Result: json.RawMessage(`{}`)})
+	if n := len(out.lines()); n != 1 || f.Pending() != 2 {
+		t.Fatalf("wrote %q before the batch was complete", out.lines())
+	}
+	_ = c.Write(ctx, &jsonrpc.Response{ID: ids[0], Result: json.RawMessage(`{}`)})
+	got := out.lines()
+	want := `[{"jsonrpc":"2.0","id":1,"result":{}},{"jsonrpc":"2.0","id":"two","result":{}}]`
+	if len(got) != 2 || got[1] != want || f.Pending() != 0 {
+		t.Fatalf("wrote %q (want %s last), pending %d", got, want, f.Pending())
+	}
+	f.ReleaseEOF()
+	if _, err := c.Read(ctx); err != io.EOF {
+		t.Fatalf("after the input ended: %v", err)
+	}
+}
+
+// What check hands the SDK is what jsonrpc.DecodeMessage decodes, whether
+// it took plainRequest's way or DecodeMessage's, and plainRequest takes
+// the requests it should.
+func TestPlainRequestIsDecodeMessage(t *testing.T) {
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, c := range []struct {
+		line  string
+		plain bool
+	}{
+		{`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"get_pane_info","arguments":{"pane_id":"%0"}}}`, true},
+		{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, true},
+		{`{"method":"ping","id":"a-b c","jsonrpc":"2.0"}`, true},
+		{` { "jsonrpc" : "2.0" , "id" : -9007199254740992 , "method" : "ping" , "params" : [ 1 , "é" ] } `, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":null}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"\u00e9\n\\\"","y":[true,null,1e400]}}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"a","method":"b"}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + deep(998) + `}`, true},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","params":` + deep(1000) + `}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"p\u0069ng"}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"pïng"}`, false},
+		{`{"jsonrpc":"2.0","id":"\u0041","method":"ping"}`, false},
+		{`{"jsonrpc":"2.0","id":1,"method":"ping","extra":1}`, false},
+		{`{"jsonrpc":"2.0","id":1,"result":{}}`, false},
+		{`{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}`, false},
+	} {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(c.line), &fields); err != nil {
+			t.Fatal(err)
+		}
+		var id jsonrpc.ID
+		if raw, ok := fields["id"]; ok {
+			id, _, _ = parseID(raw)
+		}
+		var method string
+		_ = json.Unmarshal(fields["method"], &method)
+		if _, ok := plainRequest([]byte(c.line), fields, id, method); ok != c.plain {
+			t.Errorf("%.80s: plain %v, want %v", c.line, ok, c.plain)
+		}
+		m, rerr := check([]byte(c.line))
+		want, err := jsonrpc.DecodeMessage([]byte(c.line))
+		if (rerr != nil) != (err != nil) {
+			t.Errorf("%.80s: check %v, DecodeMessage %v", c.line, rerr, err)
+			continue
+		}
+		if err == nil && !reflect.DeepEqual(m.decoded, want) {
+			t.Errorf("%.80s:\ncheck gives  %#v\nDecodeMessage %#v", c.line, m.decoded, want)
+		}
+	}
+}
+
+func FuzzPlainRequest(f *testing.F) {
+	f.Add(`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"x","arguments":{}}}`)
+	f.Add(`{"jsonrpc":"2.0","method":"n","params":[]}`)
+	f.Fuzz(func(t *testing.T, line string) {
+		m, rerr := check([]byte(line))
+		if rerr != nil {
+			return
+		}
+		want, err := jsonrpc.DecodeMessage([]byte(line))
+		if err != nil {
+			t.Fatalf("check accepted what DecodeMessage refuses: %v", err)
+		}
+		if !reflect.DeepEqual(m.decoded, want) {
+			t.Fatalf("check gives %#v, DecodeMessage %#v", m.decoded, want)
+		}
+	})
 }

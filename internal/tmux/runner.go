@@ -7,8 +7,10 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	mathrand "math/rand/v2"
 	"os/exec"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -133,11 +135,37 @@ func binOrDefault(bin string) string {
 }
 
 // newNonce is a random marker, unguessable by programs in panes, that
-// runners use to frame replies; n random bytes, hex-encoded.
+// runners use to frame replies; n random bytes (at most 32), hex-encoded.
+//
+// The bytes come from a ChaCha8 generator keyed once from crypto/rand
+// (math/rand/v2 documents ChaCha8 as cryptographically strong, and it
+// erases its key as it goes), not from crypto/rand per nonce: that read
+// cost about 10 µs of every control-mode call, most of it growing the
+// calling goroutine's stack for the getrandom path.
 func newNonce(n int) string {
-	b := make([]byte, n)
-	_, _ = rand.Read(b)
-	return "tmux-mcp-" + hex.EncodeToString(b)
+	var raw [32]byte
+	b := raw[:n]
+	nonces.Lock()
+	if nonces.r == nil {
+		var seed [32]byte
+		if _, err := rand.Read(seed[:]); err != nil {
+			panic("tmux-mcp: no system randomness for nonces: " + err.Error())
+		}
+		nonces.r = mathrand.NewChaCha8(seed)
+	}
+	_, _ = nonces.r.Read(b)
+	nonces.Unlock()
+	const prefix = "tmux-mcp-"
+	var out [len(prefix) + 64]byte
+	copy(out[:], prefix)
+	hex.Encode(out[len(prefix):], b)
+	return string(out[:len(prefix)+2*n])
+}
+
+// nonces is newNonce's generator, keyed on first use.
+var nonces struct {
+	sync.Mutex
+	r *mathrand.ChaCha8
 }
 
 // EscapeArg protects an argv element from tmux's command-sequence parsing:
