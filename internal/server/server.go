@@ -67,7 +67,7 @@ type Server struct {
 	confirmOnce sync.Once
 	confirmSt   *confirmStore // questions awaiting the person's answer (confirm_state.go)
 
-	appOff bool // serve as before the MCP App existed: the tests' baseline (app_ui.go)
+	appOff bool       // serve as before the MCP App existed: the tests' baseline (app_ui.go)
 	stacks deepStacks // goroutines with grown stacks that run tool calls (stacks.go)
 }
 
