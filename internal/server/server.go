@@ -62,6 +62,12 @@ type Server struct {
 	promptRowC    *promptRowCache    // panes send_and_wait typed into (tools_wait_prompt.go)
 	fgOptions     foreground.Options // how panes are inspected (Options.Foreground)
 
+	// pidHints maps a socket to the pid of the tmux server a listing last
+	// met there (panes_current.go); noCurrentFromOS makes listings ask
+	// tmux for every pane's current command and path (tests).
+	pidHints        sync.Map
+	noCurrentFromOS bool
+
 	scopes      sync.Map // scope text -> scope.Scope, parsed once (scope.go)
 	confirmOnce sync.Once
 	confirmSt   *confirmStore // questions awaiting the person's answer (confirm_state.go)

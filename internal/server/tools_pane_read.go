@@ -67,12 +67,16 @@ func paneReadTools() []*Tool {
 				return nil, err
 			}
 			sock := c.Socket(a.SocketArgs)
-			rows, err := c.tmux.Rows(ctx, sock, append(tmux.Command{"list-panes"}, args...), c.withForegroundFields(filterFields(paneFields, fs), a.ForegroundArg))
+			fields := c.withForegroundFields(filterFields(paneListFields, fs), a.ForegroundArg)
+			if !c.currentFromOS(fields) {
+				fields = c.withForegroundFields(filterFields(paneFields, fs), a.ForegroundArg)
+			}
+			rows, err := c.listPaneRows(ctx, sock, args, fields)
 			if err != nil {
 				return nil, notFoundAs(err, scopeKind(scope), scopeName(scope))
 			}
 			out := []PaneInfoForeground{}
-			for _, r := range tmux.DedupeBy(c.scopeRows(rows, "pane_id"), "pane_id") {
+			for _, r := range rows {
 				if matchFilters(r, fs) {
 					out = append(out, c.paneInfoForeground(ctx, sock, r, a.ForegroundArg))
 				}

@@ -1,0 +1,200 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/foreground"
+	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
+)
+
+// A pane listing's #{pane_current_command} and #{pane_current_path} are
+// most of what tmux spends on it: per pane, two terminal ioctls, a
+// /proc/PID/cmdline read and a /proc/PID/cwd readlink, on tmux's single
+// thread (at 500 panes, ~5 ms of an ~13 ms list-panes). When the tmux
+// server runs on this machine and this process sees its processes, list_panes
+// reads those two facts itself (foreground.PaneProc: what tmux 3.3a's
+// osdep-linux.c reads, named as its names.c names it), for a listing of the
+// whole server while tmux is still answering for the rest. A pane whose
+// facts cannot be read so, or do not prove to be the pane's (not the
+// server's child, not on the pane's terminal: another pid namespace, an
+// ended pane, a foreground group without a leader), gets tmux's own answer
+// in one more round trip, so every value is one tmux would have given just
+// before or just after the call.
+
+// paneListFields are what list_panes asks tmux per pane when the current
+// command and path come from the OS: paneFields without them, and without
+// socket_path, which the same round trip asks once (it is the server's).
+var paneListFields = slices.DeleteFunc(slices.Clone(paneFields), func(f string) bool {
+	return f == "pane_current_command" || f == "pane_current_path" || f == "socket_path"
+})
+
+// serverFields are asked once per listing, beside the panes.
+var serverFields = []string{"pid", "socket_path"}
+
+// currentFallbackMax is the most panes the fallback asks tmux about by id
+// (a -f filter of that many comparisons per pane); more, and it asks for
+// the whole scope.
+const currentFallbackMax = 16
+
+// listPaneRows runs list_panes's query for the scope (list-panes args) and
+// returns its rows, kept to the call's confinement and without duplicates
+// (a window linked into several sessions), each with every field of fields
+// plus those of paneFields. The current command and path are read from the
+// OS where that gives tmux's answer (see above), else asked of tmux.
+func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []string, fields []string) ([]tmux.Row, error) {
+	if !c.currentFromOS(fields) {
+		rows, err := c.tmux.Rows(ctx, sock, append(tmux.Command{"list-panes"}, scope...), fields)
+		if err != nil {
+			return nil, err
+		}
+		return tmux.DedupeBy(c.scopeRows(rows, "pane_id"), "pane_id"), nil
+	}
+	// The whole server: its children are read while tmux answers, when
+	// its pid is known before (the control connection's server, or the one
+	// the last listing met; the answer's own pid decides either way).
+	var early chan map[int]foreground.PaneProc
+	hint := c.serverPIDHint(sock)
+	if hint > 0 && slices.Equal(scope, []string{"-a"}) {
+		early = make(chan map[int]foreground.PaneProc, 1)
+		go func() { early <- foreground.ReadServerChildren(hint, c.fgOptions) }()
+	}
+	outs, err := c.tmux.Run(ctx, sock,
+		append(tmux.Command{"list-panes"}, append(slices.Clone(scope), "-F", tmux.Format(fields...))...),
+		tmux.Command{"display-message", "-p", tmux.Format(serverFields...)})
+	var procs map[int]foreground.PaneProc
+	if early != nil {
+		procs = <-early
+	}
+	if err != nil {
+		return nil, err
+	}
+	rows, err := tmux.ParseRows(outs[0], fields)
+	if err != nil {
+		return nil, err
+	}
+	srv, err := tmux.ParseRows(outs[1], serverFields)
+	if err == nil && len(srv) != 1 {
+		err = fmt.Errorf("tmux: %d answers to display-message, want 1", len(srv))
+	}
+	if err != nil {
+		return nil, err
+	}
+	serverPID, _ := strconv.Atoi(srv[0]["pid"])
+	if serverPID > 0 {
+		c.pidHints.Store(sock.String(), serverPID)
+	}
+	if hint != serverPID {
+		procs = nil // another server than the one read early
+	}
+	rows = tmux.DedupeBy(c.scopeRows(rows, "pane_id"), "pane_id")
+	var missing []int
+	for _, r := range rows {
+		r["socket_path"] = srv[0]["socket_path"]
+		if pid, err := strconv.Atoi(r["pane_pid"]); err == nil {
+			if _, ok := procs[pid]; !ok {
+				missing = append(missing, pid)
+			}
+		}
+	}
+	if len(missing) > 0 {
+		more := foreground.ReadPaneProcs(missing, c.fgOptions)
+		if procs == nil {
+			procs = more
+		} else {
+			for pid, p := range more {
+				procs[pid] = p
+			}
+		}
+	}
+	var ask []tmux.Row
+	for _, r := range rows {
+		pid, _ := strconv.Atoi(r["pane_pid"])
+		if cmd, path, ok := procs[pid].Current(serverPID, r["pane_tty"]); ok {
+			r["pane_current_command"], r["pane_current_path"] = cmd, path
+			continue
+		}
+		ask = append(ask, r)
+	}
+	if len(ask) > 0 {
+		if err := c.askCurrent(ctx, sock, scope, ask); err != nil {
+			return nil, err
+		}
+	}
+	return rows, nil
+}
+
+// currentFromOS reports whether a listing with fields may read the current
+// command and path from the OS: a local server, a platform that can, and
+// fields that do not already ask tmux for them (a filter on them).
+func (c *Call) currentFromOS(fields []string) bool {
+	return c.host == "" && !c.noCurrentFromOS && foreground.CurrentSupported() &&
+		!slices.Contains(fields, "pane_current_command") && !slices.Contains(fields, "pane_current_path")
+}
+
+// serverPIDHint is the pid of the tmux server on sock as last known: the
+// control connection's, else the last listing's; 0 when unknown. It only
+// chooses what to read early; the answer's #{pid} is what is trusted.
+func (c *Call) serverPIDHint(sock tmux.Socket) int {
+	if ider, ok := c.tmux.Runner.(interface {
+		Identity(tmux.Socket) (tmux.ServerIdentity, bool)
+	}); ok {
+		if id, ok := ider.Identity(sock); ok {
+			if pid, err := strconv.Atoi(id.PID); err == nil {
+				return pid
+			}
+		}
+	}
+	if v, ok := c.pidHints.Load(sock.String()); ok {
+		return v.(int)
+	}
+	return 0
+}
+
+// askCurrent fills the current command and path of rows from tmux: by pane
+// id for a few, for the whole scope otherwise. A pane gone meanwhile keeps
+// neither (its fields stay unset, reported as null).
+func (c *Call) askCurrent(ctx context.Context, sock tmux.Socket, scope []string, rows []tmux.Row) error {
+	fields := []string{"pane_id", "pane_current_command", "pane_current_path"}
+	cmd := append(tmux.Command{"list-panes"}, scope...)
+	if len(rows) <= currentFallbackMax && !slices.ContainsFunc(rows, func(r tmux.Row) bool {
+		_, err := tmux.ParsePaneID(r["pane_id"])
+		return err != nil
+	}) {
+		cmd = append(cmd, "-f", paneIDFilter(rows))
+	}
+	got, err := c.tmux.Rows(ctx, sock, cmd, fields)
+	if err != nil {
+		return err
+	}
+	byID := make(map[string]tmux.Row, len(got))
+	for _, g := range got {
+		byID[g["pane_id"]] = g
+	}
+	for _, r := range rows {
+		if g, ok := byID[r["pane_id"]]; ok {
+			r["pane_current_command"], r["pane_current_path"] = g["pane_current_command"], g["pane_current_path"]
+		}
+	}
+	return nil
+}
+
+// paneIDFilter is a list-panes -f format true for the rows' panes only.
+// The ids are checked pane ids ('%' and digits): nothing to escape.
+func paneIDFilter(rows []tmux.Row) string {
+	var b strings.Builder
+	for i, r := range rows {
+		if i < len(rows)-1 {
+			b.WriteString("#{||:")
+		}
+		b.WriteString("#{==:#{pane_id}," + r["pane_id"] + "}")
+		if i < len(rows)-1 {
+			b.WriteString(",")
+		}
+	}
+	b.WriteString(strings.Repeat("}", len(rows)-1))
+	return b.String()
+}
