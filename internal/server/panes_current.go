@@ -119,6 +119,8 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 		}
 		ask = append(ask, r)
 	}
+	c.currentRead.Add(int64(len(rows) - len(ask)))
+	c.currentAsked.Add(int64(len(ask)))
 	if len(ask) > 0 {
 		if err := c.askCurrent(ctx, sock, scope, ask); err != nil {
 			return nil, err

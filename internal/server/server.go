@@ -67,6 +67,9 @@ type Server struct {
 	// tmux for every pane's current command and path (tests).
 	pidHints        sync.Map
 	noCurrentFromOS bool
+	// currentRead and currentAsked count the panes whose current command
+	// and path a listing read from the OS, and those it asked tmux for.
+	currentRead, currentAsked atomic.Int64
 
 	scopes      sync.Map // scope text -> scope.Scope, parsed once (scope.go)
 	confirmOnce sync.Once
