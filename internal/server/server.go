@@ -71,6 +71,9 @@ type Server struct {
 	// and path a listing read from the OS, and those it asked tmux for.
 	currentRead, currentAsked atomic.Int64
 
+	// splice is the transport's hold for encoded results (SetSplicer).
+	splice func([]byte) []byte
+
 	scopes      sync.Map // scope text -> scope.Scope, parsed once (scope.go)
 	confirmOnce sync.Once
 	confirmSt   *confirmStore // questions awaiting the person's answer (confirm_state.go)
@@ -238,7 +241,7 @@ func (s *Server) MCP() *mcp.Server {
 		})
 		mt.InputSchema, mt.OutputSchema = in, out
 	}
-	ms.AddReceivingMiddleware(s.gate, rs.middleware, s.cancelOnShutdown)
+	ms.AddReceivingMiddleware(s.encodeResults, s.gate, rs.middleware, s.cancelOnShutdown)
 	return ms
 }
 
