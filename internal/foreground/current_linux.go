@@ -78,8 +78,12 @@ func ReadServerChildren(serverPID int, o Options) map[int]PaneProc {
 // as osdep_get_name and osdep_get_cwd read them. ok is false when the
 // process cannot be read at all.
 func (r *procReader) paneProc(pid int, link []byte) (PaneProc, bool) {
-	f, err := r.stat(pid)
+	b, err := r.readOnce(r.procPath(pid, "stat"))
 	if err != nil {
+		return PaneProc{}, false
+	}
+	f, ok := parseStat(b)
+	if !ok {
 		return PaneProc{}, false
 	}
 	p := PaneProc{PID: pid, PPID: f.ppid, TTYNr: f.ttyNr, TPGID: f.tpgid}
@@ -89,7 +93,7 @@ func (r *procReader) paneProc(pid int, link []byte) (PaneProc, bool) {
 		// tmux's own answer is needed.
 		return p, true
 	}
-	b, err := r.readFile(r.procPath(f.tpgid, "cmdline"))
+	b, err = r.readOnce(r.procPath(f.tpgid, "cmdline"))
 	if err != nil {
 		return p, true
 	}
@@ -118,4 +122,36 @@ func deviceIs(path string, nr uint64) bool {
 		return false
 	}
 	return unix.Major(st.Rdev) == linuxMajor(nr) && unix.Minor(st.Rdev) == linuxMinor(nr)
+}
+
+// readOnce reads a small /proc file with one read into the reader's
+// buffer (valid until the next read): /proc/PID/stat comes whole from its
+// first read, and of /proc/PID/cmdline only the first argument is wanted,
+// so the read to end of file that readFile adds is not needed. A first
+// read that fills the buffer (a command line longer than it) is finished
+// by reading on.
+func (r *procReader) readOnce(path string) ([]byte, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	n, err := unix.Read(fd, r.buf)
+	for err == unix.EINTR {
+		n, err = unix.Read(fd, r.buf)
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	if n < len(r.buf) || bytes.IndexByte(r.buf[:n], 0) >= 0 {
+		unix.Close(fd)
+		return r.buf[:n], nil
+	}
+	// Longer than the buffer and no end of the first argument yet.
+	b := append([]byte(nil), r.buf[:n]...)
+	rest, err := r.readFD(fd)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, rest...), nil
 }
