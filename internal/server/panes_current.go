@@ -26,14 +26,78 @@ import (
 // before or just after the call.
 
 // paneListFields are what list_panes asks tmux per pane when the current
-// command and path come from the OS: paneFields without them, and without
-// socket_path, which the same round trip asks once (it is the server's).
+// command and path come from the OS: paneFields without them, without
+// socket_path, which the same round trip asks once (it is the server's),
+// and without the edges a pane shares with its window, computed from the
+// window's size (see windowEdges). tmux 3.3a spends about a microsecond
+// per field and pane looking the name up before computing it.
 var paneListFields = slices.DeleteFunc(slices.Clone(paneFields), func(f string) bool {
-	return f == "pane_current_command" || f == "pane_current_path" || f == "socket_path"
+	return slices.Contains(derivedFields, f)
 })
+
+// derivedFields are the paneFields a fast listing does not ask per pane.
+var derivedFields = []string{"pane_current_command", "pane_current_path", "socket_path",
+	"pane_at_right", "pane_at_top", "pane_at_bottom"}
 
 // serverFields are asked once per listing, beside the panes.
 var serverFields = []string{"pid", "socket_path"}
+
+// windowEdgeFields are asked once per window of the listing's scope.
+var windowEdgeFields = []string{"window_id", "window_width", "window_height", "pane-border-status"}
+
+// windowsOf is the command that lists the windows of a list-panes scope:
+// every window (-a), a session's (-s -t S), or one (-t W).
+func windowsOf(scope []string) tmux.Command {
+	f := tmux.Format(windowEdgeFields...)
+	switch {
+	case slices.Equal(scope, []string{"-a"}):
+		return tmux.Command{"list-windows", "-a", "-F", f}
+	case len(scope) == 3 && scope[0] == "-s":
+		return tmux.Command{"list-windows", "-t", scope[2], "-F", f}
+	default:
+		return tmux.Command{"display-message", "-p", "-t", scope[len(scope)-1], f}
+	}
+}
+
+// windowEdges adds to a pane's row the edges tmux computes from its window
+// (format.c, 3.3a): pane_at_right is xoff+sx == the window's width;
+// pane_at_top is yoff == 0, or yoff == 1 under a top pane-border-status;
+// pane_at_bottom is yoff+sy == the window's height, less one under a
+// bottom pane-border-status. A field the row has already (asked for by a
+// filter) is kept; a row whose window or geometry is unknown gets none.
+func windowEdges(r, w tmux.Row) {
+	left, errL := strconv.Atoi(r["pane_left"])
+	top, errT := strconv.Atoi(r["pane_top"])
+	width, errW := strconv.Atoi(r["pane_width"])
+	height, errH := strconv.Atoi(r["pane_height"])
+	ww, errWW := strconv.Atoi(w["window_width"])
+	wh, errWH := strconv.Atoi(w["window_height"])
+	flag := func(b bool) string {
+		if b {
+			return "1"
+		}
+		return "0"
+	}
+	set := func(k string, ok bool, v func() string) {
+		if _, have := r[k]; !have && ok {
+			r[k] = v()
+		}
+	}
+	status := w["pane-border-status"]
+	set("pane_at_right", errL == nil && errW == nil && errWW == nil, func() string { return flag(left+width == ww) })
+	set("pane_at_top", errT == nil && w != nil, func() string {
+		if status == "top" {
+			return flag(top == 1)
+		}
+		return flag(top == 0)
+	})
+	set("pane_at_bottom", errT == nil && errH == nil && errWH == nil, func() string {
+		if status == "bottom" {
+			return flag(top+height == wh-1)
+		}
+		return flag(top+height == wh)
+	})
+}
 
 // currentFallbackMax is the most panes the fallback asks tmux about by id
 // (a -f filter of that many comparisons per pane); more, and it asks for
@@ -64,7 +128,8 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 	}
 	outs, err := c.tmux.Run(ctx, sock,
 		append(tmux.Command{"list-panes"}, append(slices.Clone(scope), "-F", tmux.Format(fields...))...),
-		tmux.Command{"display-message", "-p", tmux.Format(serverFields...)})
+		tmux.Command{"display-message", "-p", tmux.Format(serverFields...)},
+		windowsOf(scope))
 	var procs map[int]foreground.PaneProc
 	if early != nil {
 		procs = <-early
@@ -90,10 +155,19 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 	if hint != serverPID {
 		procs = nil // another server than the one read early
 	}
+	wins, err := tmux.ParseRows(outs[2], windowEdgeFields)
+	if err != nil {
+		return nil, err
+	}
+	byWindow := make(map[string]tmux.Row, len(wins))
+	for _, w := range wins {
+		byWindow[w["window_id"]] = w
+	}
 	rows = tmux.DedupeBy(c.scopeRows(rows, "pane_id"), "pane_id")
 	var missing []int
 	for _, r := range rows {
 		r["socket_path"] = srv[0]["socket_path"]
+		windowEdges(r, byWindow[r["window_id"]])
 		if pid, err := strconv.Atoi(r["pane_pid"]); err == nil {
 			if _, ok := procs[pid]; !ok {
 				missing = append(missing, pid)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -203,5 +204,55 @@ func TestListPanesCurrentFallback(t *testing.T) {
 	want := tmuxCurrent(t, ts)
 	if len(one) != 1 || [2]string{str(one[0].PaneCurrentCommand), str(one[0].PaneCurrentPath)} != want[one[0].PaneID] {
 		t.Errorf("window @0: %+v, tmux says %q", one, want)
+	}
+}
+
+// TestListPanesWindowEdges: the edges list_panes computes from each
+// window's size and pane-border-status (windowEdges) are tmux's own, for
+// every scope, with the border status off, at the top and at the bottom,
+// in windows of several panes and sizes.
+func TestListPanesWindowEdges(t *testing.T) {
+	ts := tmuxtest.NewWith(t, "main", "other")
+	ts.MustRun("split-window", "-h", "-t", "main:0")
+	ts.MustRun("split-window", "-v", "-t", "main:0.1")
+	ts.MustRun("new-window", "-d", "-t", "main:1")
+	ts.MustRun("split-window", "-v", "-t", "main:1")
+	ts.MustRun("split-window", "-h", "-t", "main:1.0")
+	ts.MustRun("set-option", "-w", "-t", "main:0", "pane-border-status", "top")
+	ts.MustRun("set-option", "-w", "-t", "main:1", "pane-border-status", "bottom")
+	ts.MustRun("split-window", "-h", "-t", "other:0")
+	ts.MustRun("resize-window", "-t", "other:0", "-x", "101", "-y", "33")
+	e := newEnvOn(t, ts)
+	if sshMode() {
+		t.Skip("the fast listing is for local servers")
+	}
+	const f = "#{pane_at_left} #{pane_at_right} #{pane_at_top} #{pane_at_bottom} #{pane_right} #{pane_bottom}"
+	want := map[string]string{}
+	for _, line := range strings.Split(ts.MustRun("list-panes", "-a", "-F", "#{pane_id} "+f), "\n") {
+		id, rest, _ := strings.Cut(line, " ")
+		want[id] = rest
+	}
+	b := func(p *bool) int {
+		if *p {
+			return 1
+		}
+		return 0
+	}
+	mainID := strings.TrimSpace(ts.MustRun("display-message", "-p", "-t", "main", "#{session_id}"))
+	for _, scope := range []map[string]any{
+		{}, {"session_name": "main"}, {"session_id": mainID}, {"window_id": "@1"},
+		{"session_name": "main", "window_index": "1"}, {"session_name": "other"},
+	} {
+		var panes []PaneInfo
+		e.list("list_panes", scope, &panes)
+		if len(panes) == 0 {
+			t.Errorf("%v: no panes", scope)
+		}
+		for _, p := range panes {
+			got := fmt.Sprintf("%d %d %d %d %d %d", b(p.PaneAtLeft), b(p.PaneAtRight), b(p.PaneAtTop), b(p.PaneAtBottom), *p.PaneRight, *p.PaneBottom)
+			if got != want[p.PaneID] {
+				t.Errorf("%v: pane %s: at left/right/top/bottom, right, bottom = %s, tmux says %s", scope, p.PaneID, got, want[p.PaneID])
+			}
+		}
 	}
 }
