@@ -37,13 +37,14 @@ var paneListFields = slices.DeleteFunc(slices.Clone(paneFields), func(f string) 
 
 // derivedFields are the paneFields a fast listing does not ask per pane.
 var derivedFields = []string{"pane_current_command", "pane_current_path", "socket_path",
-	"pane_at_right", "pane_at_top", "pane_at_bottom"}
+	"pane_at_right", "pane_at_top", "pane_at_bottom", "pane_index", "pane_active"}
 
 // serverFields are asked once per listing, beside the panes.
 var serverFields = []string{"pid", "socket_path"}
 
-// windowEdgeFields are asked once per window of the listing's scope.
-var windowEdgeFields = []string{"window_id", "window_width", "window_height", "pane-border-status"}
+// windowEdgeFields are asked once per window of the listing's scope
+// (#{pane_id} there is the window's active pane).
+var windowEdgeFields = []string{"window_id", "window_width", "window_height", "pane-base-index", "pane_id", "pane-border-status"}
 
 // windowsOf is the command that lists the windows of a list-panes scope:
 // every window (-a), a session's (-s -t S), or one (-t W).
@@ -59,8 +60,9 @@ func windowsOf(scope []string) tmux.Command {
 	}
 }
 
-// windowEdges adds to a pane's row the edges tmux computes from its window
-// (format.c, 3.3a): pane_at_right is xoff+sx == the window's width;
+// windowEdges adds to a pane's row what tmux computes from its window
+// (format.c, 3.3a): pane_active is whether it is the window's active pane;
+// pane_at_right is xoff+sx == the window's width;
 // pane_at_top is yoff == 0, or yoff == 1 under a top pane-border-status;
 // pane_at_bottom is yoff+sy == the window's height, less one under a
 // bottom pane-border-status. A field the row has already (asked for by a
@@ -97,6 +99,29 @@ func windowEdges(r, w tmux.Row) {
 		}
 		return flag(top+height == wh)
 	})
+	set("pane_active", w["pane_id"] != "", func() string { return flag(r["pane_id"] == w["pane_id"]) })
+}
+
+// paneIndexes adds to rows, as list-panes gives them (each window's panes
+// together, in the window's order), the index tmux gives each pane
+// (window_pane_index: the window's pane-base-index plus the pane's place in
+// that order). A window listed twice in a row (linked at two places) is
+// counted on, wrongly, in its second listing, which the listing then drops
+// as a duplicate (tmux.DedupeBy keeps the first). A row that has the field
+// (a filter asked for it), or whose window is unknown, is left as it is.
+func paneIndexes(rows []tmux.Row, byWindow map[string]tmux.Row) {
+	var window string
+	place := 0
+	for _, r := range rows {
+		if r["window_id"] != window {
+			window, place = r["window_id"], 0
+		}
+		base, err := strconv.Atoi(byWindow[window]["pane-base-index"])
+		if _, have := r["pane_index"]; !have && err == nil {
+			r["pane_index"] = strconv.Itoa(base + place)
+		}
+		place++
+	}
 }
 
 // currentFallbackMax is the most panes the fallback asks tmux about by id
@@ -163,6 +188,7 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 	for _, w := range wins {
 		byWindow[w["window_id"]] = w
 	}
+	paneIndexes(rows, byWindow)
 	rows = tmux.DedupeBy(c.scopeRows(rows, "pane_id"), "pane_id")
 	var missing []int
 	for _, r := range rows {

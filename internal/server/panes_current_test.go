@@ -207,10 +207,11 @@ func TestListPanesCurrentFallback(t *testing.T) {
 	}
 }
 
-// TestListPanesWindowEdges: the edges list_panes computes from each
-// window's size and pane-border-status (windowEdges) are tmux's own, for
-// every scope, with the border status off, at the top and at the bottom,
-// in windows of several panes and sizes.
+// TestListPanesWindowEdges: the edges, index and active flag list_panes
+// computes from each window's size, pane-border-status, pane-base-index
+// and active pane (windowEdges, paneIndexes) are tmux's own, for every
+// scope, with the border status off, at the top and at the bottom, a base
+// index of 3, and a window linked into two sessions at three places.
 func TestListPanesWindowEdges(t *testing.T) {
 	ts := tmuxtest.NewWith(t, "main", "other")
 	ts.MustRun("split-window", "-h", "-t", "main:0")
@@ -222,11 +223,16 @@ func TestListPanesWindowEdges(t *testing.T) {
 	ts.MustRun("set-option", "-w", "-t", "main:1", "pane-border-status", "bottom")
 	ts.MustRun("split-window", "-h", "-t", "other:0")
 	ts.MustRun("resize-window", "-t", "other:0", "-x", "101", "-y", "33")
+	ts.MustRun("set-option", "-w", "-t", "other:0", "pane-base-index", "3")
+	ts.MustRun("select-pane", "-t", "main:1.2")
+	// main's window 1 linked into other, twice: listed three times.
+	ts.MustRun("link-window", "-d", "-s", "main:1", "-t", "other:5")
+	ts.MustRun("link-window", "-d", "-s", "main:1", "-t", "other:6")
 	e := newEnvOn(t, ts)
 	if sshMode() {
 		t.Skip("the fast listing is for local servers")
 	}
-	const f = "#{pane_at_left} #{pane_at_right} #{pane_at_top} #{pane_at_bottom} #{pane_right} #{pane_bottom}"
+	const f = "#{pane_at_left} #{pane_at_right} #{pane_at_top} #{pane_at_bottom} #{pane_right} #{pane_bottom} #{pane_index} #{pane_active}"
 	want := map[string]string{}
 	for _, line := range strings.Split(ts.MustRun("list-panes", "-a", "-F", "#{pane_id} "+f), "\n") {
 		id, rest, _ := strings.Cut(line, " ")
@@ -249,9 +255,9 @@ func TestListPanesWindowEdges(t *testing.T) {
 			t.Errorf("%v: no panes", scope)
 		}
 		for _, p := range panes {
-			got := fmt.Sprintf("%d %d %d %d %d %d", b(p.PaneAtLeft), b(p.PaneAtRight), b(p.PaneAtTop), b(p.PaneAtBottom), *p.PaneRight, *p.PaneBottom)
+			got := fmt.Sprintf("%d %d %d %d %d %d %s %s", b(p.PaneAtLeft), b(p.PaneAtRight), b(p.PaneAtTop), b(p.PaneAtBottom), *p.PaneRight, *p.PaneBottom, *p.PaneIndex, *p.PaneActive)
 			if got != want[p.PaneID] {
-				t.Errorf("%v: pane %s: at left/right/top/bottom, right, bottom = %s, tmux says %s", scope, p.PaneID, got, want[p.PaneID])
+				t.Errorf("%v: pane %s: at left/right/top/bottom, right, bottom, index, active = %s, tmux says %s", scope, p.PaneID, got, want[p.PaneID])
 			}
 		}
 	}
