@@ -101,7 +101,11 @@ func encodeResult(res *mcp.CallToolResult) (raw []byte, ok bool) {
 		structured = sc
 		size += len(sc)
 	}
-	if size < encodeMin || !compactJSON(structured) {
+	if size < encodeMin {
+		return nil, false
+	}
+	compact, html := scanJSON(structured)
+	if !compact {
 		return nil, false
 	}
 	b := make([]byte, 0, size+size/8+256)
@@ -131,9 +135,13 @@ func encodeResult(res *mcp.CallToolResult) (raw []byte, ok bool) {
 	if structured != nil {
 		// MarshalJSON's json.Marshal compacts it with HTML escaping.
 		b = append(b, `,"structuredContent":`...)
-		var esc bytes.Buffer
-		json.HTMLEscape(&esc, structured)
-		b = append(b, esc.Bytes()...)
+		if html {
+			esc := bytes.NewBuffer(make([]byte, 0, len(structured)+len(structured)/8))
+			json.HTMLEscape(esc, structured)
+			b = append(b, esc.Bytes()...)
+		} else {
+			b = append(b, structured...)
+		}
 	}
 	if res.IsError {
 		b = append(b, `,"isError":true`...)
@@ -141,13 +149,16 @@ func encodeResult(res *mcp.CallToolResult) (raw []byte, ok bool) {
 	return append(b, '}'), true
 }
 
-// compactJSON reports whether b (valid JSON, as our encoders make it) has
-// no whitespace outside its strings: what compacting it would leave as it
-// is. Empty b is compact.
-func compactJSON(b []byte) bool {
+// scanJSON reports whether b (valid JSON, as our encoders make it) has no
+// whitespace outside its strings (compact: what compacting leaves as it
+// is; empty b is compact), and whether it holds a byte HTML escaping may
+// change ('<', '>', '&', or the first byte of U+2028 and U+2029).
+func scanJSON(b []byte) (compact, html bool) {
 	in, esc := false, false
 	for _, c := range b {
 		switch {
+		case c == '<' || c == '>' || c == '&' || c == 0xE2:
+			html = true
 		case esc:
 			esc = false
 		case in:
@@ -159,8 +170,8 @@ func compactJSON(b []byte) bool {
 		case c == '"':
 			in = true
 		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			return false
+			return false, html
 		}
 	}
-	return !in
+	return !in, html
 }
