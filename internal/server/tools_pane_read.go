@@ -56,7 +56,7 @@ func paneReadTools() []*Tool {
 		define(Tool{
 			Name: "list_panes", Title: "List tmux Panes", Toolset: "pane", Tier: config.Readonly, Preset: RO, AlwaysLoad: true,
 			Description: "List panes with ids and metadata, not content (use search_panes or capture_pane for text). Scope: a window (window_id, or window_index in a session), a session, or the server.",
-		}, func(ctx context.Context, c *Call, a listPanesArgs) ([]PaneInfoForeground, error) {
+		}, func(ctx context.Context, c *Call, a listPanesArgs) (paneList, error) {
 			fs, err := parseFilters(a.Filters)
 			if err != nil {
 				return nil, err
@@ -75,7 +75,7 @@ func paneReadTools() []*Tool {
 			if err != nil {
 				return nil, notFoundAs(err, scopeKind(scope), scopeName(scope))
 			}
-			out := []PaneInfoForeground{}
+			out := paneList{}
 			for _, r := range rows {
 				if matchFilters(r, fs) {
 					out = append(out, c.paneInfoForeground(ctx, sock, r, a.ForegroundArg))
