@@ -23,11 +23,14 @@ const maxPathLen = 4096
 // GOMAXPROCS goroutines for a long list. A pid that cannot be read at all
 // is missing from the map; one read only in part has Read unset.
 func ReadPaneProcs(pids []int, o Options) map[int]PaneProc {
+	return readPaneProcs(pids, o, min(runtime.GOMAXPROCS(0), len(pids)/32+1))
+}
+
+func readPaneProcs(pids []int, o Options, workers int) map[int]PaneProc {
 	out := make(map[int]PaneProc, len(pids))
 	if len(pids) == 0 {
 		return out
 	}
-	workers := min(runtime.GOMAXPROCS(0), len(pids)/32+1)
 	got := make([]PaneProc, len(pids))
 	okAt := make([]bool, len(pids))
 	var wg sync.WaitGroup
@@ -52,7 +55,8 @@ func ReadPaneProcs(pids []int, o Options) map[int]PaneProc {
 // ReadServerChildren reads every child of the process serverPID (a tmux
 // server's children are its panes' first processes, plus the jobs of
 // run-shell and the like): what ReadPaneProcs reads, found without being
-// told the panes' pids, so it can run while tmux answers for them. It
+// told the panes' pids, so it can run while tmux answers for them; on one
+// goroutine, leaving the other cores to tmux and the caller. It
 // returns nil when the children cannot be listed (no such process, or a
 // kernel without /proc/PID/task/TID/children).
 func ReadServerChildren(serverPID int, o Options) map[int]PaneProc {
@@ -70,7 +74,7 @@ func ReadServerChildren(serverPID int, o Options) map[int]PaneProc {
 			pids = append(pids, v)
 		}
 	}
-	return ReadPaneProcs(pids, o)
+	return readPaneProcs(pids, o, 1)
 }
 
 // paneProc reads one pane's first process and, through its terminal's
