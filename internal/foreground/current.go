@@ -69,10 +69,7 @@ func ttyIs(path string, nr uint64) bool {
 // above 0x7f among them), keeping the first; and a name starting with '/'
 // becomes its POSIX basename.
 func TmuxCommandName(arg string) string {
-	name := arg
-	if strings.HasPrefix(name, `"`) {
-		name = name[1:]
-	}
+	name := strings.TrimPrefix(arg, `"`)
 	if i := strings.IndexByte(name, '"'); i >= 0 {
 		name = name[:i]
 	}
