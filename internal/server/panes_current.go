@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,10 +26,13 @@ import (
 
 // paneListFields are what list_panes asks tmux per pane when the current
 // command and path come from the OS: paneFields without them, without
-// socket_path, which the same round trip asks once (it is the server's),
-// and without the edges a pane shares with its window, computed from the
-// window's size (see windowEdges). tmux 3.3a spends about a microsecond
-// per field and pane looking the name up before computing it.
+// socket_path (the server's), and without what a pane's window decides
+// (its edges against the window's, its index, whether it is the active
+// one): a listing of the server or of a session computes those from one
+// row per window (windowEdges, paneIndexes), which also carries the
+// server's pid and socket path; a listing of one window asks for them per
+// pane (windowScopeFields). tmux 3.3a spends ~1 µs per field and pane
+// looking the name up before computing it.
 var paneListFields = slices.DeleteFunc(slices.Clone(paneFields), func(f string) bool {
 	return slices.Contains(derivedFields, f)
 })
@@ -39,25 +41,31 @@ var paneListFields = slices.DeleteFunc(slices.Clone(paneFields), func(f string) 
 var derivedFields = []string{"pane_current_command", "pane_current_path", "socket_path",
 	"pane_at_right", "pane_at_top", "pane_at_bottom", "pane_index", "pane_active"}
 
-// serverFields are asked once per listing, beside the panes.
-var serverFields = []string{"pid", "socket_path"}
+// windowRowFields are asked once per window of a listing of the server or
+// of a session (#{pane_id} there is the window's active pane), with the
+// server's pid and socket path (the free-form path last), so the listing
+// is two commands.
+var windowRowFields = []string{"window_id", "window_width", "window_height", "pane-base-index", "pane_id",
+	"pane-border-status", "pid", "socket_path"}
 
-// windowEdgeFields are asked once per window of the listing's scope
-// (#{pane_id} there is the window's active pane).
-var windowEdgeFields = []string{"window_id", "window_width", "window_height", "pane-base-index", "pane_id", "pane-border-status"}
+// windowScopeFields are what a listing of one window asks per pane instead
+// of a window row: the fields windowEdges and paneIndexes compute, and the
+// server's pid and socket path (last).
+var windowScopeFields = []string{"pane_at_right", "pane_at_top", "pane_at_bottom", "pane_index", "pane_active", "pid", "socket_path"}
 
-// windowsOf is the command that lists the windows of a list-panes scope:
-// every window (-a), a session's (-s -t S), or one (-t W).
+// byWindowRows reports whether a list-panes scope is listed with a window
+// row per window: the whole server (-a) or a session (-s -t S).
+func byWindowRows(scope []string) bool {
+	return slices.Equal(scope, []string{"-a"}) || len(scope) == 3 && scope[0] == "-s"
+}
+
+// windowsOf is the list-windows command of such a scope.
 func windowsOf(scope []string) tmux.Command {
-	f := tmux.Format(windowEdgeFields...)
-	switch {
-	case slices.Equal(scope, []string{"-a"}):
+	f := tmux.Format(windowRowFields...)
+	if scope[0] == "-a" {
 		return tmux.Command{"list-windows", "-a", "-F", f}
-	case len(scope) == 3 && scope[0] == "-s":
-		return tmux.Command{"list-windows", "-t", scope[2], "-F", f}
-	default:
-		return tmux.Command{"display-message", "-p", "-t", scope[len(scope)-1], f}
 	}
+	return tmux.Command{"list-windows", "-t", scope[2], "-F", f}
 }
 
 // windowEdges adds to a pane's row what tmux computes from its window
@@ -151,10 +159,17 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 		early = make(chan map[int]foreground.PaneProc, 1)
 		go func() { early <- foreground.ReadServerChildren(hint, c.fgOptions) }()
 	}
-	outs, err := c.tmux.Run(ctx, sock,
-		append(tmux.Command{"list-panes"}, append(slices.Clone(scope), "-F", tmux.Format(fields...))...),
-		tmux.Command{"display-message", "-p", tmux.Format(serverFields...)},
-		windowsOf(scope))
+	perWindow := byWindowRows(scope)
+	if !perWindow {
+		fields = append(slices.DeleteFunc(slices.Clone(fields), func(f string) bool {
+			return slices.Contains(windowScopeFields, f)
+		}), windowScopeFields...)
+	}
+	cmds := []tmux.Command{append(tmux.Command{"list-panes"}, append(slices.Clone(scope), "-F", tmux.Format(fields...))...)}
+	if perWindow {
+		cmds = append(cmds, windowsOf(scope))
+	}
+	outs, err := c.tmux.Run(ctx, sock, cmds...)
 	var procs map[int]foreground.PaneProc
 	if early != nil {
 		procs = <-early
@@ -166,34 +181,37 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 	if err != nil {
 		return nil, err
 	}
-	srv, err := tmux.ParseRows(outs[1], serverFields)
-	if err == nil && len(srv) != 1 {
-		err = fmt.Errorf("tmux: %d answers to display-message, want 1", len(srv))
+	server := tmux.Row{}
+	byWindow := map[string]tmux.Row{}
+	if perWindow {
+		wins, err := tmux.ParseRows(outs[1], windowRowFields)
+		if err != nil {
+			return nil, err
+		}
+		for _, w := range wins {
+			byWindow[w["window_id"]] = w
+		}
+		if len(wins) > 0 {
+			server = wins[0]
+		}
+		paneIndexes(rows, byWindow)
+	} else if len(rows) > 0 {
+		server = rows[0]
 	}
-	if err != nil {
-		return nil, err
-	}
-	serverPID, _ := strconv.Atoi(srv[0]["pid"])
+	serverPID, _ := strconv.Atoi(server["pid"])
 	if serverPID > 0 {
 		c.pidHints.Store(sock.String(), serverPID)
 	}
 	if hint != serverPID {
 		procs = nil // another server than the one read early
 	}
-	wins, err := tmux.ParseRows(outs[2], windowEdgeFields)
-	if err != nil {
-		return nil, err
-	}
-	byWindow := make(map[string]tmux.Row, len(wins))
-	for _, w := range wins {
-		byWindow[w["window_id"]] = w
-	}
-	paneIndexes(rows, byWindow)
 	rows = tmux.DedupeBy(c.scopeRows(rows, "pane_id"), "pane_id")
 	var missing []int
 	for _, r := range rows {
-		r["socket_path"] = srv[0]["socket_path"]
-		windowEdges(r, byWindow[r["window_id"]])
+		r["socket_path"] = server["socket_path"]
+		if perWindow {
+			windowEdges(r, byWindow[r["window_id"]])
+		}
 		if pid, err := strconv.Atoi(r["pane_pid"]); err == nil {
 			if _, ok := procs[pid]; !ok {
 				missing = append(missing, pid)
