@@ -467,6 +467,7 @@ func serve(ctx context.Context, srv *server.Server, stdin io.Reader, stdout io.W
 	}
 	fr := stdio.New(stdin, stdout)
 	fr.Log = logger
+	srv.SetSplicer(fr.Splice)
 	// The session is not tied to ctx: a signal must first let the calls in
 	// flight answer while the transport is still open.
 	runCtx, endRun := context.WithCancel(context.WithoutCancel(ctx))

@@ -396,7 +396,7 @@ func buildResult(out any, wrap bool) (*mcp.CallToolResult, error) {
 		if v := reflect.ValueOf(out); v.Kind() == reflect.Slice && v.IsNil() {
 			out = reflect.MakeSlice(v.Type(), 0, 0).Interface()
 		}
-		raw, err := marshalJSON(out)
+		raw, err := marshalResult(out)
 		if err != nil {
 			return nil, err
 		}

@@ -63,6 +63,18 @@ type Server struct {
 	promptRowC    *promptRowCache    // panes send_and_wait typed into (tools_wait_prompt.go)
 	fgOptions     foreground.Options // how panes are inspected (Options.Foreground)
 
+	// pidHints maps a socket to the pid of the tmux server a listing last
+	// met there (panes_current.go); noCurrentFromOS makes listings ask
+	// tmux for every pane's current command and path (tests).
+	pidHints        sync.Map
+	noCurrentFromOS bool
+	// currentRead and currentAsked count the panes whose current command
+	// and path a listing read from the OS, and those it asked tmux for.
+	currentRead, currentAsked atomic.Int64
+
+	// splice is the transport's hold for encoded results (SetSplicer).
+	splice func([]byte) []byte
+
 	scopes      sync.Map // scope text -> scope.Scope, parsed once (scope.go)
 	confirmOnce sync.Once
 	confirmSt   *confirmStore // questions awaiting the person's answer (confirm_state.go)
@@ -234,7 +246,7 @@ func (s *Server) MCP() *mcp.Server {
 		})
 		mt.InputSchema, mt.OutputSchema = in, out
 	}
-	ms.AddReceivingMiddleware(s.gate, s.appUI, rs.middleware, s.cancelOnShutdown)
+	ms.AddReceivingMiddleware(s.encodeResults, s.gate, s.appUI, rs.middleware, s.cancelOnShutdown)
 	return ms
 }
 

@@ -56,7 +56,7 @@ func paneReadTools() []*Tool {
 		define(Tool{
 			Name: "list_panes", Title: "List tmux Panes", Toolset: "pane", Tier: config.Readonly, Preset: RO, AlwaysLoad: true,
 			Description: "List panes with ids and metadata, not content (use search_panes or capture_pane for text). Scope: a window (window_id, or window_index in a session), a session, or the server.",
-		}, func(ctx context.Context, c *Call, a listPanesArgs) ([]PaneInfoForeground, error) {
+		}, func(ctx context.Context, c *Call, a listPanesArgs) (paneList, error) {
 			fs, err := parseFilters(a.Filters)
 			if err != nil {
 				return nil, err
@@ -67,12 +67,16 @@ func paneReadTools() []*Tool {
 				return nil, err
 			}
 			sock := c.Socket(a.SocketArgs)
-			rows, err := c.tmux.Rows(ctx, sock, append(tmux.Command{"list-panes"}, args...), c.withForegroundFields(filterFields(paneFields, fs), a.ForegroundArg))
+			fields := c.withForegroundFields(filterFields(paneListFields, fs), a.ForegroundArg)
+			if !c.currentFromOS(fields) {
+				fields = c.withForegroundFields(filterFields(paneFields, fs), a.ForegroundArg)
+			}
+			rows, err := c.listPaneRows(ctx, sock, args, fields)
 			if err != nil {
 				return nil, notFoundAs(err, scopeKind(scope), scopeName(scope))
 			}
-			out := []PaneInfoForeground{}
-			for _, r := range tmux.DedupeBy(c.scopeRows(rows, "pane_id"), "pane_id") {
+			out := paneList{}
+			for _, r := range rows {
 				if matchFilters(r, fs) {
 					out = append(out, c.paneInfoForeground(ctx, sock, r, a.ForegroundArg))
 				}

@@ -73,6 +73,11 @@ type Framer struct {
 	initID  string          // id of the initialize request in flight, if any
 	version string          // protocol version negotiated by initialize
 
+	smu        sync.Mutex
+	marker     []byte            // a stand-in's start (see Splice); nil until the first
+	spliced    map[uint64][]byte // encodings held for stand-ins not yet written
+	nextSplice uint64
+
 	eof         chan struct{} // closed when input has ended
 	eofOnce     sync.Once
 	release     chan struct{} // closed to let end of input reach the SDK
@@ -609,6 +614,14 @@ func (f *Framer) Write(p []byte) (int, error) {
 		f.noteOutgoing(line)
 	}
 	f.partial = nil
+	// The SDK writes each message whole, so a stand-in (see Splice) is
+	// never cut across two writes.
+	if out, ok := f.unsplice(p); ok {
+		if _, err := f.out.Write(out); err != nil {
+			return 0, err
+		}
+		return len(p), nil
+	}
 	return f.out.Write(p)
 }
 

@@ -1,0 +1,118 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// sdkEncoding is how the SDK encodes a result into its JSON-RPC response
+// (jsonrpc2's marshalToRaw: an Encoder without HTML escaping).
+func sdkEncoding(t *testing.T, res any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(res); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimRight(b.Bytes(), "\n")
+}
+
+// TestEncodedResultMatchesSDK: the encoding encodeResult makes is byte for
+// byte the SDK's own, for text that JSON escapes in every way (HTML
+// characters, U+2028, control characters, invalid UTF-8, non-ASCII) and
+// every part of a result; shapes it does not make are left to the SDK.
+func TestEncodedResultMatchesSDK(t *testing.T) {
+	big := strings.Repeat("x", encodeMin)
+	odd := "<a href=\"x\">&amp;</a>\u2028\u2029\x00\x1f\t\n\\ é ünï \xff\xfe 日本 \U0001F600 "
+	items := []map[string]any{}
+	for i := range 300 {
+		items = append(items, map[string]any{"pane_id": "%" + strings.Repeat("1", i%5+1), "path": "/tmp/with space/" + odd, "n": i, "ok": i%2 == 0, "nil": nil})
+	}
+	list, err := marshalJSON(items)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wrapped := append(append([]byte(`{"result":`), list...), '}')
+	for _, tc := range []struct {
+		name string
+		res  *mcp.CallToolResult
+		ok   bool
+	}{
+		{"a list, as buildResult makes it", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(list)}}, StructuredContent: json.RawMessage(wrapped), Meta: wrapMeta()}, true},
+		{"an object without meta", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big + odd}}, StructuredContent: json.RawMessage(`{"text":"` + big + `"}`)}, true},
+		{"text only, with a note, an error", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big + odd}, &mcp.TextContent{Text: "note <b>"}}, IsError: true}, true},
+		{"meta with HTML characters", &mcp.CallToolResult{Meta: mcp.Meta{"z": "<&>", "a": map[string]any{"b": []any{1.5, "x"}}}, Content: []mcp.Content{&mcp.TextContent{Text: big}}}, true},
+		{"small", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "small"}}}, false},
+		{"structured with whitespace", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}, StructuredContent: json.RawMessage(`{"a": 1}`)}, false},
+		{"structured not raw", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}, StructuredContent: map[string]any{"a": 1}}, false},
+		{"an image", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}, &mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png"}}}, false},
+		{"annotated text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big, Annotations: &mcp.Annotations{Priority: 1}}}}, false},
+		{"no content", &mcp.CallToolResult{StructuredContent: json.RawMessage(`{"text":"` + big + `"}`)}, false},
+	} {
+		raw, ok := encodeResult(tc.res)
+		if ok != tc.ok {
+			t.Errorf("%s: encoded %v, want %v", tc.name, ok, tc.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if want := sdkEncoding(t, tc.res); !bytes.Equal(raw, want) {
+			t.Errorf("%s: encoding differs from the SDK's\n got: %.300s\nwant: %.300s", tc.name, raw, want)
+		}
+		// And through the wrapper, as the SDK sees it: the same bytes.
+		if got := sdkEncoding(t, &encodedResult{CallToolResult: tc.res, raw: raw}); !bytes.Equal(got, raw) {
+			t.Errorf("%s: the wrapper encodes as %.300s", tc.name, got)
+		}
+	}
+}
+
+// TestEncodedResultSplice: with a splicer, the wrapper encodes as the
+// splicer's stand-in, made once however often it is encoded.
+func TestEncodedResultSplice(t *testing.T) {
+	calls := 0
+	r := &encodedResult{CallToolResult: &mcp.CallToolResult{}, raw: []byte(`{"content":[]}`), splice: func(raw []byte) []byte {
+		calls++
+		return []byte(`{"stand-in":1}`)
+	}}
+	for range 2 {
+		if got := sdkEncoding(t, r); string(got) != `{"stand-in":1}` {
+			t.Errorf("got %s", got)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("splice called %d times, want 1", calls)
+	}
+}
+
+// TestEncodeResultsMiddleware: a large tools/call result leaves the
+// middleware encoded; a small one and other methods' results as they were.
+func TestEncodeResultsMiddleware(t *testing.T) {
+	s := &Server{}
+	large := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("y", encodeMin)}}}
+	small := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "y"}}}
+	for _, tc := range []struct {
+		method  string
+		res     mcp.Result
+		encoded bool
+	}{
+		{"tools/call", large, true},
+		{"tools/call", small, false},
+		{"prompts/get", &mcp.GetPromptResult{}, false},
+	} {
+		h := s.encodeResults(func(context.Context, string, mcp.Request) (mcp.Result, error) { return tc.res, nil })
+		got, err := h(context.Background(), tc.method, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, encoded := got.(*encodedResult); encoded != tc.encoded {
+			t.Errorf("%s: encoded %v, want %v", tc.method, encoded, tc.encoded)
+		}
+	}
+}
