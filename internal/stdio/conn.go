@@ -214,7 +214,7 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 			for i, r := range all {
 				f.noteAnswered(keys[i], r)
 			}
-			_, err = f.out.Write(append(data, '\n'))
+			err = f.writeLine(append(data, '\n'))
 			return err
 		}
 	}
@@ -225,7 +225,18 @@ func (c *conn) Write(ctx context.Context, msg jsonrpc.Message) error {
 	if isResp {
 		f.noteAnswered(idKey(resp.ID), resp)
 	}
-	_, err = f.out.Write(append(data, '\n'))
+	err = f.writeLine(append(data, '\n'))
+	return err
+}
+
+// writeLine writes one encoded line (the caller holds wmu), with every
+// stand-in for a result encoded ahead of time (Splice) replaced by that
+// encoding.
+func (f *Framer) writeLine(line []byte) error {
+	if out, ok := f.unsplice(line); ok {
+		line = out
+	}
+	_, err := f.out.Write(line)
 	return err
 }
 
