@@ -20,6 +20,7 @@ var shellFields = map[string]bool{
 	"run_command.command":  true,
 	"send_keys.keys":       true,
 	"send_keys_batch.keys": true,
+	"send_and_wait.keys":   true, // typed exactly as send_keys types, then waited on
 	"split_window.shell":   true,
 	"respawn_pane.shell":   true,
 	"paste_text.text":      true,
