@@ -205,14 +205,7 @@ func scopeCreate(_ context.Context, _ *Call, cs *callScope, args, _ map[string]a
 // mark or id stays inside whatever its name; one inside by name must keep
 // a listed name.
 func scopeRename(_ context.Context, _ *Call, cs *callScope, args, _ map[string]any) error {
-	var s *viewSession
-	if id, _ := args["session_id"].(string); id != "" {
-		if cid, ok := canonicalID('$', id); ok {
-			s = cs.view.byID[cid]
-		}
-	} else if name, _ := args["session_name"].(string); name != "" {
-		s = cs.view.byName[name]
-	}
+	s := cs.view.sessionArg(args)
 	if s == nil || !s.in {
 		return nil // a missing (or hidden) session: the tool says so
 	}
