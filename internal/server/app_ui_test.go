@@ -170,23 +170,13 @@ func appServer(t *testing.T, ts *tmuxtest.Server, off bool) *Server {
 func appSession(t *testing.T, srv *Server, proto string, declare bool) (*mcp.ClientSession, *rawResults) {
 	t.Helper()
 	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ss.Close() })
 	var opts *mcp.ClientOptions
 	if declare {
 		opts = &mcp.ClientOptions{Capabilities: appCaps()}
 	}
 	rec := &rawResults{methods: map[string]string{}, results: map[string][]byte{}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "app-test", Version: "0"}, opts).
-		Connect(ctx, rawTransport{ct, rec}, &mcp.ClientSessionOptions{ProtocolVersion: proto})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
+	cs := connectClient(t, srv.MCP(), "app-test", opts, &mcp.ClientSessionOptions{ProtocolVersion: proto},
+		func(ct mcp.Transport) mcp.Transport { return rawTransport{ct, rec} })
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
