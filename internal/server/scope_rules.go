@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"maps"
 	"strings"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/scope"
@@ -156,7 +157,7 @@ func scopeKeyRows(_ context.Context, c *Call, cs *callScope, args, _ map[string]
 			out[i] = op
 			continue
 		}
-		m = cloneMap(m)
+		m = maps.Clone(m) // a decoded JSON object: never nil
 		cs.hideTargets(m)
 		if !namesTarget(m) {
 			first := cs.view.first()
@@ -177,14 +178,6 @@ func scopeKeyRows(_ context.Context, c *Call, cs *callScope, args, _ map[string]
 		args["operations"] = out
 	}
 	return nil
-}
-
-func cloneMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // scopeCreate admits a new session only where it will be inside: with own
