@@ -438,7 +438,7 @@ func (cs *callScope) windowOfSession(tool string, args map[string]any) error {
 // reaches beyond the caller's sessions.
 func scopeRefused(format string, a ...any) *ToolError {
 	te := expectedf(format, a...)
-	te.Type = "OutOfScope"
+	te.Type = typeOutOfScope
 	te.Suggestion = "This server confines you to some tmux sessions (its scope); only they, their windows and their panes can be reached."
 	return te
 }
