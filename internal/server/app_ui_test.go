@@ -277,8 +277,7 @@ func TestAppOnlyForDeclaringClients(t *testing.T) {
 			}
 			t.Run(appToolName, func(t *testing.T) {
 				if after.tool(appToolName) == nil {
-					t.Skipf("%s is not in the registry (issue 25 item 1 adds it): its _meta.ui.resourceUri is not checked here; "+
-						"once the tool exists this subtest requires it", appToolName)
+					t.Fatalf("%s is not in a declaring client's tools/list", appToolName)
 				}
 				if linked != 1 {
 					t.Errorf("%d tools name the view in a declaring client's tools/list, want 1 (%s)", linked, appToolName)
