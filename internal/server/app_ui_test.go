@@ -170,23 +170,13 @@ func appServer(t *testing.T, ts *tmuxtest.Server, off bool) *Server {
 func appSession(t *testing.T, srv *Server, proto string, declare bool) (*mcp.ClientSession, *rawResults) {
 	t.Helper()
 	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ss.Close() })
 	var opts *mcp.ClientOptions
 	if declare {
 		opts = &mcp.ClientOptions{Capabilities: appCaps()}
 	}
 	rec := &rawResults{methods: map[string]string{}, results: map[string][]byte{}}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "app-test", Version: "0"}, opts).
-		Connect(ctx, rawTransport{ct, rec}, &mcp.ClientSessionOptions{ProtocolVersion: proto})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
+	cs := connectClient(t, srv.MCP(), "app-test", opts, &mcp.ClientSessionOptions{ProtocolVersion: proto},
+		func(ct mcp.Transport) mcp.Transport { return rawTransport{ct, rec} })
 	if _, err := cs.ListTools(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
@@ -287,8 +277,7 @@ func TestAppOnlyForDeclaringClients(t *testing.T) {
 			}
 			t.Run(appToolName, func(t *testing.T) {
 				if after.tool(appToolName) == nil {
-					t.Skipf("%s is not in the registry (issue 25 item 1 adds it): its _meta.ui.resourceUri is not checked here; "+
-						"once the tool exists this subtest requires it", appToolName)
+					t.Fatalf("%s is not in a declaring client's tools/list", appToolName)
 				}
 				if linked != 1 {
 					t.Errorf("%d tools name the view in a declaring client's tools/list, want 1 (%s)", linked, appToolName)

@@ -45,6 +45,14 @@ func (s *Server) auditCall(ctx context.Context, tool string, req *mcp.CallToolRe
 			r.Args = audit.RedactSecret(args)
 		}
 	}
+	stampCaller(ctx, &r, req)
+	s.audit.Log(r)
+}
+
+// stampCaller fills in who made the call r records: the authenticated
+// client's identity, the client's name and the MCP session (req may be
+// nil).
+func stampCaller(ctx context.Context, r *audit.Record, req *mcp.CallToolRequest) {
 	if c, ok := ClientFrom(ctx); ok {
 		r.Identity = c.Name
 	}
@@ -54,7 +62,6 @@ func (s *Server) auditCall(ctx context.Context, tool string, req *mcp.CallToolRe
 			r.Session = req.Session.ID()
 		}
 	}
-	s.audit.Log(r)
 }
 
 // clientName is the calling client's name, as req.ClientInfo() would give

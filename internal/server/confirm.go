@@ -280,14 +280,6 @@ func (c *Call) auditConfirm(ctx context.Context, id, event, question, answer str
 	case args != nil:
 		r.Args = audit.Redact(args)
 	}
-	if cl, ok := ClientFrom(ctx); ok {
-		r.Identity = cl.Name
-	}
-	if c.Req != nil {
-		r.Client = clientName(c.Req)
-		if c.Req.Session != nil {
-			r.Session = c.Req.Session.ID()
-		}
-	}
+	stampCaller(ctx, &r, c.Req)
 	c.audit.Log(r)
 }

@@ -114,18 +114,7 @@ func confirmEnvHosts(t *testing.T, ts *tmuxtest.Server, version string, copts *m
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx := context.Background()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "confirm-test", Version: "0"}, copts).Connect(ctx, ct, &mcp.ClientSessionOptions{ProtocolVersion: version})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
+	cs := connectClient(t, srv.MCP(), "confirm-test", copts, &mcp.ClientSessionOptions{ProtocolVersion: version}, nil)
 	t.Cleanup(srv.watch.CloseAll)
 	if hosts != nil {
 		// Registered last, so it runs first: ssh and the remote clients end

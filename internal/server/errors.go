@@ -58,6 +58,9 @@ const (
 	// password prompt. The input was probably a secret: the audit log
 	// keeps no digest of it.
 	typeSecretPrompt = "SecretPrompt"
+	// typeOutOfScope: the call reaches beyond the caller's sessions
+	// (scopeRefused); metrics count it as a refusal.
+	typeOutOfScope = "OutOfScope"
 )
 
 // expectedf builds an expected error: the agent asked for something that

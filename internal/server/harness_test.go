@@ -93,20 +93,33 @@ func newEnvHosts(t testing.TB, ts *tmuxtest.Server, cfg config.Config, r tmux.Ru
 	if err != nil {
 		t.Fatal(err)
 	}
+	cs := connectClient(t, srv.MCP(), "test", nil, nil, nil)
+	t.Cleanup(srv.watch.CloseAll)
+	return &env{t: t, tmux: ts, srv: srv, cs: cs}
+}
+
+// connectClient connects a client named name to ms over in-memory
+// transports and closes both ends at cleanup. wrap, when not nil, wraps
+// the client's end of the transport (to see the raw messages).
+func connectClient(t testing.TB, ms *mcp.Server, name string, copts *mcp.ClientOptions, sopts *mcp.ClientSessionOptions, wrap func(mcp.Transport) mcp.Transport) *mcp.ClientSession {
+	t.Helper()
 	ctx := context.Background()
 	ct, st := mcp.NewInMemoryTransports()
-	ss, err := srv.MCP().Connect(ctx, st, nil)
+	ss, err := ms.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "0"}, nil).Connect(ctx, ct, nil)
+	var tr mcp.Transport = ct
+	if wrap != nil {
+		tr = wrap(ct)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "0"}, copts).Connect(ctx, tr, sopts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = cs.Close() })
-	t.Cleanup(srv.watch.CloseAll)
-	return &env{t: t, tmux: ts, srv: srv, cs: cs}
+	return cs
 }
 
 // call invokes a tool and checks that any structured result validates

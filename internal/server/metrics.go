@@ -31,7 +31,7 @@ func callOutcome(res *mcp.CallToolResult) metrics.Outcome {
 		return metrics.Cancelled
 	case "TmuxTimeout", typeTimeout:
 		return metrics.Timeout
-	case "OutOfScope", typeConfirmDeclined, typeConfirmRequired, typeConfirmInvalid:
+	case typeOutOfScope, typeConfirmDeclined, typeConfirmRequired, typeConfirmInvalid:
 		return metrics.Refused
 	}
 	return metrics.ToolError

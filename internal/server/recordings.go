@@ -45,8 +45,13 @@ type recordingStore struct {
 
 // recording is one record_pane recording.
 type recording struct {
-	id      string
-	owner   string // recordingOwner of the caller that started it
+	id string
+	// owner is the CallerIdentity of the caller that started it (the one
+	// identity of owner marks and the audit log), not the Owner of run_ids
+	// and cursors, which includes the HTTP session: a recording runs on
+	// after the session that started it, and the person who started it
+	// reads it later from another.
+	owner   string
 	key     paneKey
 	path    string
 	started time.Time
@@ -64,19 +69,6 @@ func (s *Server) recordings() *recordingStore {
 		s.recStore.Store(st)
 	})
 	return s.recStore.Load()
-}
-
-// recordingOwner is the identity a recording belongs to: the
-// authenticated client's name (a token's name, an OAuth subject) over
-// HTTP, "local" over stdio and the call subcommand. It is not the Owner of
-// run_ids and cursors, which includes the HTTP session: a recording runs
-// on after the session that started it, and the person who started it
-// reads it later from another.
-func recordingOwner(ctx context.Context) string {
-	if c, ok := ClientFrom(ctx); ok {
-		return "client:" + c.Name
-	}
-	return "local"
 }
 
 // newRecordingID is a recording's id: random, so that one client cannot
@@ -299,7 +291,7 @@ func (s *Server) readRecording(ctx context.Context, req *mcp.ReadResourceRequest
 	if !ok || id == "" || strings.ContainsAny(id, "/?#") {
 		return nil, resourceNotFound("unknown tmux:// resource")
 	}
-	r := s.recordings().get(recordingOwner(ctx), id)
+	r := s.recordings().get(CallerIdentity(ctx), id)
 	if r == nil {
 		return nil, resourceNotFound("Recording not found: " + id + " (list_recordings lists yours)")
 	}

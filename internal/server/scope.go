@@ -393,15 +393,20 @@ func (cs *callScope) targetSession(args map[string]any) *viewSession {
 			return nil
 		}
 	}
-	var s *viewSession
+	return cs.view.sessionArg(args)
+}
+
+// sessionArg is the session args name by session_id, else session_name
+// (nil for none, or one the view does not hold).
+func (v *scopeView) sessionArg(args map[string]any) *viewSession {
 	if id, _ := args["session_id"].(string); id != "" {
 		if cid, ok := canonicalID('$', id); ok {
-			s = cs.view.byID[cid]
+			return v.byID[cid]
 		}
 	} else if name, _ := args["session_name"].(string); name != "" {
-		s = cs.view.byName[name]
+		return v.byName[name]
 	}
-	return s
+	return nil
 }
 
 // hideIndex hides a window_index naming an outside window (one a person
@@ -433,7 +438,7 @@ func (cs *callScope) windowOfSession(tool string, args map[string]any) error {
 // reaches beyond the caller's sessions.
 func scopeRefused(format string, a ...any) *ToolError {
 	te := expectedf(format, a...)
-	te.Type = "OutOfScope"
+	te.Type = typeOutOfScope
 	te.Suggestion = "This server confines you to some tmux sessions (its scope); only they, their windows and their panes can be reached."
 	return te
 }

@@ -502,18 +502,7 @@ func TestScopeEscape(t *testing.T) {
 // legacyClient is an MCP client of e's server speaking 2025-11-25.
 func legacyClient(t *testing.T, e *env) *mcp.ClientSession {
 	t.Helper()
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := e.srv.MCP().Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "legacy", Version: "0"}, nil).Connect(context.Background(), ct, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
+	return connectClient(t, e.srv.MCP(), "legacy", nil, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}, nil)
 }
 
 // report logs the escape table (and writes it to $TMUX_MCP_SCOPE_TABLE

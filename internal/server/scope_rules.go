@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"maps"
 	"strings"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/scope"
@@ -156,7 +157,7 @@ func scopeKeyRows(_ context.Context, c *Call, cs *callScope, args, _ map[string]
 			out[i] = op
 			continue
 		}
-		m = cloneMap(m)
+		m = maps.Clone(m) // a decoded JSON object: never nil
 		cs.hideTargets(m)
 		if !namesTarget(m) {
 			first := cs.view.first()
@@ -179,14 +180,6 @@ func scopeKeyRows(_ context.Context, c *Call, cs *callScope, args, _ map[string]
 	return nil
 }
 
-func cloneMap(m map[string]any) map[string]any {
-	out := make(map[string]any, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
-}
-
 // scopeCreate admits a new session only where it will be inside: with own
 // any name (the session carries the caller's owner mark), else a name the
 // scope lists.
@@ -205,14 +198,7 @@ func scopeCreate(_ context.Context, _ *Call, cs *callScope, args, _ map[string]a
 // mark or id stays inside whatever its name; one inside by name must keep
 // a listed name.
 func scopeRename(_ context.Context, _ *Call, cs *callScope, args, _ map[string]any) error {
-	var s *viewSession
-	if id, _ := args["session_id"].(string); id != "" {
-		if cid, ok := canonicalID('$', id); ok {
-			s = cs.view.byID[cid]
-		}
-	} else if name, _ := args["session_name"].(string); name != "" {
-		s = cs.view.byName[name]
-	}
+	s := cs.view.sessionArg(args)
 	if s == nil || !s.in {
 		return nil // a missing (or hidden) session: the tool says so
 	}

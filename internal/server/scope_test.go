@@ -272,18 +272,7 @@ func scopedClient(t *testing.T, e *env, c Client) *mcp.ClientSession {
 			return next(WithClient(ctx, c), method, req)
 		}
 	})
-	ct, st := mcp.NewInMemoryTransports()
-	ss, err := ms.Connect(context.Background(), st, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = ss.Close() })
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-" + c.Name, Version: "0"}, nil).Connect(context.Background(), ct, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
+	return connectClient(t, ms, "test-"+c.Name, nil, nil, nil)
 }
 
 func scopeCall(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {

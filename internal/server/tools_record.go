@@ -85,7 +85,7 @@ func recordTools() []*Tool {
 			out := []RecordingInfo{}
 			sock := c.Socket(a.SocketArgs)
 			bySock := str(a.SocketName) != "" || str(a.SocketPath) != ""
-			for _, r := range c.recordings().of(recordingOwner(ctx)) {
+			for _, r := range c.recordings().of(CallerIdentity(ctx)) {
 				if a.Host != nil && r.key.host != c.host || bySock && r.key.sock != sock {
 					continue
 				}
@@ -127,7 +127,7 @@ func (c *Call) stopRecording(ctx context.Context, a recordPaneArgs) (RecordingIn
 	if err != nil {
 		return RecordingInfo{}, err
 	}
-	rs := c.recordings().runningOn(paneKey{c.host, sock, pane}, recordingOwner(ctx))
+	rs := c.recordings().runningOn(paneKey{c.host, sock, pane}, CallerIdentity(ctx))
 	if len(rs) == 0 {
 		return RecordingInfo{}, expectedf("pane %s has no recording of yours running (list_recordings lists yours)", pane)
 	}
@@ -222,7 +222,7 @@ func (c *Call) startRecording(ctx context.Context, a recordPaneArgs) (RecordingI
 	// A file a running recording writes is never opened again: its
 	// writes would interleave with the new one's. The caller's own
 	// recording of this pane is being replaced anyway: it stops first.
-	owner := recordingOwner(ctx)
+	owner := CallerIdentity(ctx)
 	key := paneKey{c.host, sock, pane}
 	store := c.recordings()
 	for _, old := range store.all() {

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -100,20 +99,6 @@ func firstEvent(evs []castEvent, from int, kind, sub string) int {
 	return -1
 }
 
-// needAsciinema returns the asciinema binary; it fails the test under CI
-// (.ci/run installs it) and skips it elsewhere.
-func needAsciinema(t testing.TB) string {
-	t.Helper()
-	p, err := exec.LookPath("asciinema")
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("asciinema is not installed (.ci/run installs it): %v", err)
-		}
-		t.Skip("asciinema is not installed")
-	}
-	return p
-}
-
 // paneScreen is what a pane shows: its capture with styles, trailing
 // blanks kept (-e -N), and its cursor (x,y,shown).
 func paneScreen(t testing.TB, ts *tmuxtest.Server, pane string) (string, string) {
@@ -128,7 +113,7 @@ func paneScreen(t testing.TB, ts *tmuxtest.Server, pane string) (string, string)
 // and returns the pane once everything is printed.
 func replay(t testing.TB, ts *tmuxtest.Server, file string, w, h int) string {
 	t.Helper()
-	bin := needAsciinema(t)
+	bin := needProgram(t, "asciinema")
 	pane := ts.MustRun("new-session", "-d", "-P", "-F", "#{pane_id}", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
 		"sh", "-c", `"$0" cat "$1" || echo "asciinema cat failed: $?"; tmux set-option -p @replayed 1; exec sleep 600`, bin, file)
 	tmuxtest.WaitFor(t, 20*time.Second, func() bool {
@@ -165,7 +150,7 @@ func near(got, want float64) bool { return math.Abs(got-want) <= 0.050 }
 // between output events (within 50 ms), the resize as an "r" event where
 // it happened, and `asciinema cat` of it shows what the pane showed.
 func TestRecordPrintPauseResize(t *testing.T) {
-	needAsciinema(t)
+	needProgram(t, "asciinema")
 	e := newEnv(t)
 	e.tmux.MustRun("respawn-pane", "-k", "-t", "%0", "bash --norc --noprofile")
 	waitShell(t, e.tmux, "%0")
@@ -288,13 +273,8 @@ func settled(t testing.TB, ts *tmuxtest.Server, pane string) (string, string) {
 // showed when the recording stopped: the first frame carried the alternate
 // screen, the screen under it and the cursor to come back to.
 func TestRecordFullScreen(t *testing.T) {
-	needAsciinema(t)
-	if _, err := exec.LookPath("vim"); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatal("vim is not installed (.ci/run installs it)")
-		}
-		t.Skip("vim is not installed")
-	}
+	needProgram(t, "asciinema")
+	needProgram(t, "vim")
 	e := newEnv(t)
 	e.tmux.MustRun("respawn-pane", "-k", "-t", "%0", "bash --norc --noprofile")
 	waitShell(t, e.tmux, "%0")

@@ -24,7 +24,7 @@ import (
 
 // needProgram is the path of a program a test needs. CI installs every one
 // (.ci/run): there a missing program fails the test; elsewhere it skips.
-func needProgram(t *testing.T, name string) string {
+func needProgram(t testing.TB, name string) string {
 	t.Helper()
 	p, err := exec.LookPath(name)
 	if err != nil {
