@@ -216,13 +216,8 @@ func checkAppReport(t *testing.T, rep appHostReport, audited []string) {
 			t.Errorf("_meta.ui.csp.%s = %v, want []", k, d)
 		}
 	}
-	if inRegistry(t, "capture_pane_image") {
-		if !rep.OpenerListed || rep.OpenedWith != "capture_pane_image" {
-			t.Errorf("capture_pane_image is in the registry, but the host opened the view with %q (listed %v, _meta %v)", rep.OpenedWith, rep.OpenerListed, rep.OpenerMeta)
-		}
-	} else {
-		t.Logf("capture_pane_image is not in the registry yet (issue 25 item 1): the host opened the view for a %s result; "+
-			"the link from the tool to the view is not tested here until the tool exists, and is required then", rep.OpenedWith)
+	if !rep.OpenerListed || rep.OpenedWith != "capture_pane_image" {
+		t.Errorf("the host opened the view with %q, want capture_pane_image (listed %v, _meta %v)", rep.OpenedWith, rep.OpenerListed, rep.OpenerMeta)
 	}
 
 	// The update delay.
