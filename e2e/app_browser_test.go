@@ -31,16 +31,9 @@ var appHostDir = filepath.Join("..", "scripts", "app-host")
 // under CI (CI set), which installs them all: there it fails.
 func appHost(t *testing.T) (node, chromium string) {
 	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s (.ci/run installs it)", why)
-		}
-		t.Skip(why)
-	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		missing("node is not installed; the MCP App browser test needs node, Chromium (apt-get install chromium) and `npm ci --prefix scripts/app-host`")
+		missing(t, "node is not installed; the MCP App browser test needs node, Chromium (apt-get install chromium) and `npm ci --prefix scripts/app-host`")
 	}
 	chromium = os.Getenv("TMUX_MCP_CHROMIUM")
 	if chromium == "" {
@@ -52,11 +45,11 @@ func appHost(t *testing.T) (node, chromium string) {
 		}
 	}
 	if chromium == "" {
-		missing("Chromium is not installed (apt-get install chromium, or TMUX_MCP_CHROMIUM=path); the MCP App browser test needs it")
+		missing(t, "Chromium is not installed (apt-get install chromium, or TMUX_MCP_CHROMIUM=path); the MCP App browser test needs it")
 	}
 	for _, pkg := range []string{"@modelcontextprotocol/ext-apps", "@modelcontextprotocol/client", "puppeteer-core", "esbuild"} {
 		if _, err := os.Stat(filepath.Join(appHostDir, "node_modules", pkg, "package.json")); err != nil {
-			missing(pkg + " is not installed in scripts/app-host; run `npm ci --prefix scripts/app-host`")
+			missing(t, pkg+" is not installed in scripts/app-host; run `npm ci --prefix scripts/app-host`")
 		}
 	}
 	return node, chromium

@@ -25,19 +25,12 @@ var tsClientDir = filepath.Join("..", "scripts", "ts-client")
 // which installs both: there it fails.
 func tsClient(t *testing.T) string {
 	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s (.ci/run installs it)", why)
-		}
-		t.Skip(why)
-	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		missing("node is not installed; the TypeScript SDK client check needs node and `npm ci --prefix scripts/ts-client` (scripts/ts-client.sh does both steps)")
+		missing(t, "node is not installed; the TypeScript SDK client check needs node and `npm ci --prefix scripts/ts-client` (scripts/ts-client.sh does both steps)")
 	}
 	if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		missing("@modelcontextprotocol/sdk is not installed in scripts/ts-client; run `npm ci --prefix scripts/ts-client` or scripts/ts-client.sh")
+		missing(t, "@modelcontextprotocol/sdk is not installed in scripts/ts-client; run `npm ci --prefix scripts/ts-client` or scripts/ts-client.sh")
 	}
 	return node
 }
