@@ -3,13 +3,13 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/foreground/fgcorpus"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
@@ -18,11 +18,7 @@ import (
 // Python REPL turn by turn, a y/n prompt, vim opened and quit. Each call
 // and its structured answer go to the log: the transcript of issue 20.
 func TestAgentSessionTranscript(t *testing.T) {
-	for _, p := range []string{"python3", "vim", "bash"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s is not installed", p)
-		}
-	}
+	fgcorpus.Require(t, "python3", "vim", "bash")
 	ts := tmuxtest.New(t)
 	ts.MustRun("respawn-pane", "-k", "-t", "%0", "bash --norc --noprofile")
 	cs := connect(t, serverCmd(ts))

@@ -31,16 +31,9 @@ var appHostDir = filepath.Join("..", "scripts", "app-host")
 // under CI (CI set), which installs them all: there it fails.
 func appHost(t *testing.T) (node, chromium string) {
 	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("CI") != "" {
-			t.Fatalf("%s (.ci/run installs it)", why)
-		}
-		t.Skip(why)
-	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		missing("node is not installed; the MCP App browser test needs node, Chromium (apt-get install chromium) and `npm ci --prefix scripts/app-host`")
+		missing(t, "node is not installed; the MCP App browser test needs node, Chromium (apt-get install chromium) and `npm ci --prefix scripts/app-host`")
 	}
 	chromium = os.Getenv("TMUX_MCP_CHROMIUM")
 	if chromium == "" {
@@ -52,11 +45,11 @@ func appHost(t *testing.T) (node, chromium string) {
 		}
 	}
 	if chromium == "" {
-		missing("Chromium is not installed (apt-get install chromium, or TMUX_MCP_CHROMIUM=path); the MCP App browser test needs it")
+		missing(t, "Chromium is not installed (apt-get install chromium, or TMUX_MCP_CHROMIUM=path); the MCP App browser test needs it")
 	}
 	for _, pkg := range []string{"@modelcontextprotocol/ext-apps", "@modelcontextprotocol/client", "puppeteer-core", "esbuild"} {
 		if _, err := os.Stat(filepath.Join(appHostDir, "node_modules", pkg, "package.json")); err != nil {
-			missing(pkg + " is not installed in scripts/app-host; run `npm ci --prefix scripts/app-host`")
+			missing(t, pkg+" is not installed in scripts/app-host; run `npm ci --prefix scripts/app-host`")
 		}
 	}
 	return node, chromium
@@ -216,13 +209,8 @@ func checkAppReport(t *testing.T, rep appHostReport, audited []string) {
 			t.Errorf("_meta.ui.csp.%s = %v, want []", k, d)
 		}
 	}
-	if inRegistry(t, "capture_pane_image") {
-		if !rep.OpenerListed || rep.OpenedWith != "capture_pane_image" {
-			t.Errorf("capture_pane_image is in the registry, but the host opened the view with %q (listed %v, _meta %v)", rep.OpenedWith, rep.OpenerListed, rep.OpenerMeta)
-		}
-	} else {
-		t.Logf("capture_pane_image is not in the registry yet (issue 25 item 1): the host opened the view for a %s result; "+
-			"the link from the tool to the view is not tested here until the tool exists, and is required then", rep.OpenedWith)
+	if !rep.OpenerListed || rep.OpenedWith != "capture_pane_image" {
+		t.Errorf("the host opened the view with %q, want capture_pane_image (listed %v, _meta %v)", rep.OpenedWith, rep.OpenerListed, rep.OpenerMeta)
 	}
 
 	// The update delay.

@@ -1,11 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -47,17 +44,9 @@ func TestConfirmTypeScriptClient(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, node, "confirm.mjs", mode, where, session, answer)
-		cmd.Dir = tsClientDir
-		cmd.Env = append(append(tmuxtest.CleanEnv(), "TMUX_MCP_TOKEN="+token), env...)
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		if err := cmd.Run(); err != nil {
-			t.Fatalf("confirm.mjs %s %s: %v\n%s\nserver log tail:\n%s", mode, answer, err, errb.String(), tail(h.log.String(), 2000))
-		}
 		var got tsConfirmRun
-		if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-			t.Fatalf("confirm.mjs output: %v: %q", err, out.String())
+		if err := runTSScript(ctx, node, append([]string{"TMUX_MCP_TOKEN=" + token}, env...), &got, "confirm.mjs", mode, where, session, answer); err != nil {
+			t.Fatalf("%v\nserver log tail:\n%s", err, tail(h.log.String(), 2000))
 		}
 		return got
 	}

@@ -68,6 +68,17 @@ func stdoutPipe(t testing.TB, cmd *exec.Cmd) (r *os.File, started func()) {
 	return pr, func() { _ = pw.Close() }
 }
 
+// missing skips t for want of a program or package (why says which),
+// except under CI (CI set), which installs everything the e2e tests use
+// (.ci/run): there it fails.
+func missing(t testing.TB, why string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s (.ci/run installs it)", why)
+	}
+	t.Skip(why)
+}
+
 func connect(t *testing.T, cmd *exec.Cmd) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

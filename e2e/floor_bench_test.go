@@ -420,7 +420,18 @@ type controlClient struct {
 // session; it is detached (its stdin closed) when the benchmark ends.
 func startControlClient(b *testing.B, ts *tmuxtest.Server) *controlClient {
 	b.Helper()
-	cmd := exec.Command(ts.Bin, "-L", ts.Socket.Name, "-C", "attach-session", "-f", "no-output,ignore-size")
+	in, out := attachControl(b, ts, "-f", "no-output,ignore-size")
+	c := &controlClient{in: in, r: bufio.NewReader(out)}
+	c.roundTrip(b) // past the attach's own output
+	return c
+}
+
+// attachControl runs `tmux -C attach-session args...` on ts and returns
+// the client's stdin and stdout. When the benchmark ends its stdin is
+// closed (which detaches it) and the process is killed and reaped.
+func attachControl(b *testing.B, ts *tmuxtest.Server, args ...string) (io.WriteCloser, io.Reader) {
+	b.Helper()
+	cmd := exec.Command(ts.Bin, append([]string{"-L", ts.Socket.Name, "-C", "attach-session"}, args...)...)
 	cmd.Env = tmuxtest.CleanEnv()
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -433,10 +444,8 @@ func startControlClient(b *testing.B, ts *tmuxtest.Server) *controlClient {
 	if err := cmd.Start(); err != nil {
 		b.Fatal(err)
 	}
-	b.Cleanup(func() { _ = in.Close(); _ = cmd.Wait() })
-	c := &controlClient{in: in, r: bufio.NewReader(out)}
-	c.roundTrip(b) // past the attach's own output
-	return c
+	b.Cleanup(func() { _ = in.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	return in, out
 }
 
 // roundTrip sends one display-message and reads to its %end.

@@ -167,19 +167,7 @@ type sseStream struct {
 
 func openGET(t *testing.T, endpoint, token, sid string) *sseStream {
 	t.Helper()
-	req, _ := http.NewRequest(http.MethodGet, endpoint, nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Mcp-Session-Id", sid)
-	req.Header.Set("Mcp-Protocol-Version", legacyVersion)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		b, _ := io.ReadAll(resp.Body)
-		t.Fatalf("GET stream: %d %s", resp.StatusCode, b)
-	}
+	resp := getStream(t, context.Background(), endpoint, token, sid, "")
 	s := &sseStream{done: make(chan struct{})}
 	t.Cleanup(func() { resp.Body.Close() })
 	go func() {

@@ -731,13 +731,13 @@ func TestHTTPStartRefusals(t *testing.T) {
 // sseEvent is one server-sent event.
 type sseEvent struct{ id, data string }
 
-// openStream opens the GET stream of a session (resuming after lastID when
-// set) and delivers its events on the returned channel until ctx ends.
-func openStream(t *testing.T, ctx context.Context, d *daemon, sid, lastID string) <-chan sseEvent {
+// getStream opens a 2025-11-25 session's GET event stream with token
+// (resuming after lastID when set) and fails t unless it answers 200.
+func getStream(t *testing.T, ctx context.Context, url, token, sid, lastID string) *http.Response {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, d.url, nil)
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Authorization", "Bearer "+aliceToken)
+	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Mcp-Session-Id", sid)
 	req.Header.Set("Mcp-Protocol-Version", legacyVersion)
 	if lastID != "" {
@@ -751,6 +751,14 @@ func openStream(t *testing.T, ctx context.Context, d *daemon, sid, lastID string
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("GET stream: %d %s", resp.StatusCode, b)
 	}
+	return resp
+}
+
+// openStream opens the GET stream of a session (resuming after lastID when
+// set) and delivers its events on the returned channel until ctx ends.
+func openStream(t *testing.T, ctx context.Context, d *daemon, sid, lastID string) <-chan sseEvent {
+	t.Helper()
+	resp := getStream(t, ctx, d.url, aliceToken, sid, lastID)
 	ch := make(chan sseEvent, 64)
 	go func() {
 		defer resp.Body.Close()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -24,21 +25,32 @@ var tsClientDir = filepath.Join("..", "scripts", "ts-client")
 // which installs both: there it fails.
 func tsClient(t *testing.T) string {
 	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s (.ci/run installs it)", why)
-		}
-		t.Skip(why)
-	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		missing("node is not installed; the TypeScript SDK client check needs node and `npm ci --prefix scripts/ts-client` (scripts/ts-client.sh does both steps)")
+		missing(t, "node is not installed; the TypeScript SDK client check needs node and `npm ci --prefix scripts/ts-client` (scripts/ts-client.sh does both steps)")
 	}
 	if _, err := os.Stat(filepath.Join(tsClientDir, "node_modules", "@modelcontextprotocol", "sdk", "package.json")); err != nil {
-		missing("@modelcontextprotocol/sdk is not installed in scripts/ts-client; run `npm ci --prefix scripts/ts-client` or scripts/ts-client.sh")
+		missing(t, "@modelcontextprotocol/sdk is not installed in scripts/ts-client; run `npm ci --prefix scripts/ts-client` or scripts/ts-client.sh")
 	}
 	return node
+}
+
+// runTSScript runs scripts/ts-client/<script> with node and args, on a
+// clean environment plus env, and decodes the JSON report it prints into v.
+// The error of a failed run carries the script's stderr.
+func runTSScript(ctx context.Context, node string, env []string, v any, script string, args ...string) error {
+	cmd := exec.CommandContext(ctx, node, append([]string{script}, args...)...)
+	cmd.Dir = tsClientDir
+	cmd.Env = append(tmuxtest.CleanEnv(), env...)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("%s: %w\n%s", script, err, errb.String())
+	}
+	if err := json.Unmarshal(out.Bytes(), v); err != nil {
+		return fmt.Errorf("%s output: %w: %q", script, err, out.String())
+	}
+	return nil
 }
 
 // tsClientRun is what scripts/ts-client/client.mjs reports.

@@ -1,10 +1,8 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -83,18 +81,10 @@ func TestTypeScriptClientValidatesOutputs(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, node, "outputs.mjs", binary, string(arg))
-	cmd.Dir = tsClientDir
-	cmd.Env = append(tmuxtest.CleanEnv(), "TMUX_MCP_SOCKET="+ts.Socket.Name, "TMUX_MCP_TMUX_BIN="+ts.Bin,
-		"TMUX_MCP_SAFETY=destructive", "TMUX_MCP_AUDIT_LOG=/dev/null")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("outputs.mjs: %v\n%s", err, errb.String())
-	}
 	var got tsOutputsRun
-	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
-		t.Fatalf("outputs.mjs output: %v: %q", err, out.String())
+	if err := runTSScript(ctx, node, []string{"TMUX_MCP_SOCKET=" + ts.Socket.Name, "TMUX_MCP_TMUX_BIN=" + ts.Bin,
+		"TMUX_MCP_SAFETY=destructive", "TMUX_MCP_AUDIT_LOG=/dev/null"}, &got, "outputs.mjs", binary, string(arg)); err != nil {
+		t.Fatal(err)
 	}
 	if got.Validators != got.OutputSchemas {
 		t.Errorf("the client holds %d validators for %d output schemas", got.Validators, got.OutputSchemas)

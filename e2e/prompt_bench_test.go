@@ -71,14 +71,7 @@ type observer struct {
 }
 
 func startObserver(b *testing.B, ts *tmuxtest.Server, session string, re *regexp.Regexp) *observer {
-	cmd := exec.Command(ts.Bin, "-L", ts.Socket.Name, "-C", "attach-session", "-r", "-t", session, "-f", "ignore-size")
-	cmd.Env = tmuxtest.CleanEnv()
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = stdin.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	_, stdout := attachControl(b, ts, "-r", "-t", session, "-f", "ignore-size")
 	o := &observer{seen: map[string]int64{}, re: re}
 	o.cond = sync.NewCond(&o.mu)
 	go func() {
@@ -234,14 +227,7 @@ func BenchmarkSendAndWait(b *testing.B) {
 		return strings.Contains(out, ">>>")
 	})
 	// The bare client: its own control connection, typing and watching.
-	cmd := exec.Command(ts.Bin, "-L", ts.Socket.Name, "-C", "attach-session", "-t", "py", "-f", "ignore-size")
-	cmd.Env = tmuxtest.CleanEnv()
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = stdin.Close(); _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	stdin, stdout := attachControl(b, ts, "-t", "py", "-f", "ignore-size")
 	lines := make(chan string, 1024)
 	go func() {
 		r := bufio.NewReader(stdout)

@@ -88,10 +88,7 @@ func catInPane(t *testing.T, ts *tmuxtest.Server, file string) string {
 	t.Helper()
 	bin, err := exec.LookPath("asciinema")
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("asciinema is not installed (.ci/run installs it): %v", err)
-		}
-		t.Skip("asciinema is not installed")
+		missing(t, "asciinema is not installed")
 	}
 	pane := ts.MustRun("new-session", "-d", "-P", "-F", "#{pane_id}", "-x", "80", "-y", "24",
 		"sh", "-c", `"$0" cat "$1" || echo "asciinema cat failed: $?"; tmux set-option -p @replayed 1; exec sleep 600`, bin, file)

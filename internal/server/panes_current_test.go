@@ -24,11 +24,7 @@ import (
 // until there are at least want panes.
 func currentPanes(t *testing.T, ts *tmuxtest.Server, want int) {
 	t.Helper()
-	for _, p := range []string{"bash", "python3"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s is needed", p)
-		}
-	}
+	needPrograms(t, "bash", "python3")
 	dir := t.TempDir()
 	spaced := filepath.Join(dir, "with space", "ünï dïr")
 	if err := os.MkdirAll(spaced, 0o700); err != nil {

@@ -9,9 +9,9 @@
 // validator per output schema) and through a raw JSON-RPC line client.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { performance } from "node:perf_hooks";
+import { baseEnv, median, rawColdStart } from "./common.mjs";
 
 const env = process.env;
 const CALLS = Number(env.CALLS || 300);
@@ -55,19 +55,6 @@ if (env.KCRONG_BIN) {
 }
 const opNames = Object.keys(servers[0].ops(0));
 
-function baseEnv(extra) {
-  const e = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (k !== "TMUX" && k !== "TMUX_PANE" && !k.startsWith("TMUX_MCP_")) e[k] = v;
-  }
-  return { ...e, ...extra };
-}
-
-const p50 = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-};
-
 async function connect(s) {
   const t0 = performance.now();
   const transport = new StdioClientTransport({ command: s.command, args: [], env: baseEnv(s.env), stderr: "ignore" });
@@ -88,36 +75,6 @@ async function call(client, [name, args]) {
 function rssKB(pid) {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
   return m ? Number(m[1]) : NaN;
-}
-
-// rawColdStart spawns the server and returns the time to its tools/list
-// answer, speaking JSON-RPC lines directly.
-function rawColdStart(s) {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const p = spawn(s.command, [], { env: baseEnv(s.env), stdio: ["pipe", "pipe", "ignore"] });
-    let buf = "";
-    let stage = 0;
-    p.on("error", reject);
-    p.stdout.on("data", (d) => {
-      buf += d;
-      let i;
-      while ((i = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        if (stage === 0 && /"id":0[,}]/.test(line)) {
-          stage = 1;
-          p.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n');
-        } else if (stage === 1 && /"id":1[,}]/.test(line)) {
-          const ms = performance.now() - t0;
-          stage = 2;
-          p.on("exit", () => resolve(ms));
-          p.stdin.end();
-        }
-      }
-    });
-    p.stdin.write('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench-peers","version":"0"}}}\n');
-  });
 }
 
 const results = {}; // results[server][metric] = [per-run values]
@@ -142,7 +99,7 @@ for (let run = 0; run < RUNS; run++) {
         await call(c.client, ops[op]);
         ds.push(performance.now() - t);
       }
-      put(s.name, op, p50(ds));
+      put(s.name, op, median(ds));
     }
     const readOps = ["list sessions", "pane info", "capture visible pane"];
     for (let i = 0; n < RSS_CALLS; i++, n++) await call(c.client, ops[readOps[i % readOps.length]]);
@@ -157,14 +114,14 @@ for (let run = 0; run < RUNS; run++) {
       (ts[s.name] ??= []).push(c.totalMs);
       (conn[s.name] ??= []).push(c.connectMs);
       (list[s.name] ??= []).push(c.listMs);
-      (raw[s.name] ??= []).push(await rawColdStart(s));
+      (raw[s.name] ??= []).push(await rawColdStart(s, "bench-peers"));
     }
   }
   for (const s of servers) {
-    put(s.name, "cold start to tools/list (TS SDK client)", p50(ts[s.name]));
-    put(s.name, "  of which connect (initialize)", p50(conn[s.name]));
-    put(s.name, "  of which listTools (client compiles validators)", p50(list[s.name]));
-    put(s.name, "cold start to tools/list (raw JSON-RPC client)", p50(raw[s.name]));
+    put(s.name, "cold start to tools/list (TS SDK client)", median(ts[s.name]));
+    put(s.name, "  of which connect (initialize)", median(conn[s.name]));
+    put(s.name, "  of which listTools (client compiles validators)", median(list[s.name]));
+    put(s.name, "cold start to tools/list (raw JSON-RPC client)", median(raw[s.name]));
   }
   process.stderr.write(`run ${run + 1}/${RUNS} done\n`);
 }
@@ -184,7 +141,7 @@ for (const m of metrics) {
   let line = `| ${m} | ${fmt(o, unit)} |`;
   if (peer) {
     const k = results[peer][m];
-    const r = p50(o) / p50(k);
+    const r = median(o) / median(k);
     const word = unit === "MB" ? (r > 1 ? "more" : "less") : r > 1 ? "slower" : "faster";
     line += ` ${fmt(k, unit)} | ${r.toFixed(2)}x (${r > 1 ? r.toFixed(2) : (1 / r).toFixed(2)}x ${word}) |`;
   }

@@ -23,9 +23,10 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
+import { baseEnv, median, rawColdStart } from "./common.mjs";
 
 const env = process.env;
 const ROUNDS = Number(env.ROUNDS || 30);
@@ -36,19 +37,6 @@ const oursEnv = { TMUX_MCP_SOCKET_PATH: env.OURS_SOCKET, TMUX_MCP_TMUX_BIN: env.
 const servers = [{ name: "ours", command: env.OURS_BIN, env: oursEnv }];
 if (env.BASE_BIN) servers.push({ name: "ours-before", command: env.BASE_BIN, env: oursEnv });
 if (env.KCRONG_BIN) servers.push({ name: "Kcrong", command: env.KCRONG_BIN, env: { TMUX_MCP_SOCKET: env.KCRONG_SOCKET, TMUX_MCP_TMUX_BIN: env.TMUX_BIN } });
-
-function baseEnv(extra) {
-  const e = {};
-  for (const [k, v] of Object.entries(env)) {
-    if (k !== "TMUX" && k !== "TMUX_PANE" && !k.startsWith("TMUX_MCP_")) e[k] = v;
-  }
-  return { ...e, ...extra };
-}
-
-const median = (xs) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)];
-};
 
 async function tsColdStart(s) {
   const t0 = performance.now();
@@ -62,35 +50,6 @@ async function tsColdStart(s) {
   const used = process.cpuUsage(cpu);
   await client.close();
   return { total: t2 - t0, connect: t1 - t0, list: t2 - t1, listCPU: (used.user + used.system) / 1000, tools: list.tools };
-}
-
-// rawColdStart: spawn to the tools/list answer speaking JSON-RPC lines.
-function rawColdStart(s) {
-  return new Promise((resolve, reject) => {
-    const t0 = performance.now();
-    const p = spawn(s.command, [], { env: baseEnv(s.env), stdio: ["pipe", "pipe", "ignore"] });
-    let buf = "";
-    let stage = 0;
-    p.on("error", reject);
-    p.stdout.on("data", (d) => {
-      buf += d;
-      let i;
-      while ((i = buf.indexOf("\n")) >= 0) {
-        const line = buf.slice(0, i);
-        buf = buf.slice(i + 1);
-        if (stage === 0 && /"id":0[,}]/.test(line)) {
-          stage = 1;
-          p.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n{"jsonrpc":"2.0","id":1,"method":"tools/list"}\n');
-        } else if (stage === 1 && /"id":1[,}]/.test(line)) {
-          const ms = performance.now() - t0;
-          stage = 2;
-          p.on("exit", () => resolve(ms));
-          p.stdin.end();
-        }
-      }
-    });
-    p.stdin.write('{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"bench-cold","version":"0"}}}\n');
-  });
 }
 
 // ONE_SHOT=<server name>: one TS client cold start in this fresh process
@@ -114,7 +73,7 @@ for (let r = 0; r < ROUNDS; r++) {
     put(s.name, "list", c.list);
     put(s.name, "listCPU", c.listCPU);
     lists[s.name] = c.tools;
-    put(s.name, "raw", await rawColdStart(s));
+    put(s.name, "raw", await rawColdStart(s, "bench-cold"));
   }
 }
 
