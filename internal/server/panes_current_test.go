@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/foreground/fgcorpus"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
@@ -24,11 +25,7 @@ import (
 // until there are at least want panes.
 func currentPanes(t *testing.T, ts *tmuxtest.Server, want int) {
 	t.Helper()
-	for _, p := range []string{"bash", "python3"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s is needed", p)
-		}
-	}
+	fgcorpus.Require(t, "bash", "python3")
 	dir := t.TempDir()
 	spaced := filepath.Join(dir, "with space", "ünï dïr")
 	if err := os.MkdirAll(spaced, 0o700); err != nil {
@@ -61,7 +58,9 @@ func currentPanes(t *testing.T, ts *tmuxtest.Server, want int) {
 		{"", argv0("trail   ")},
 		{spaced, []string{"sleep", "1000"}},
 	}
-	if _, err := exec.LookPath("vim"); err == nil {
+	// vim is optional here, but CI installs it: there it must be covered.
+	if _, err := exec.LookPath("vim"); err == nil || os.Getenv("CI") != "" {
+		fgcorpus.Require(t, "vim")
 		kinds = append(kinds, kind{"", []string{"vim", "-u", "NONE", "-n", "-i", "NONE"}})
 	}
 	n := 1 // main's pane

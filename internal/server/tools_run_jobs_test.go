@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/foreground/fgcorpus"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
@@ -22,16 +23,14 @@ import (
 // in real panes and read pane_current_command through get_pane_info and
 // list_panes, that is through tmux itself.
 
-// needProgram is the path of a program a test needs. CI installs every one
-// (.ci/run): there a missing program fails the test; elsewhere it skips.
+// needProgram is the path of a program a test needs: under CI a missing
+// one fails the test, elsewhere it skips (fgcorpus.Require).
 func needProgram(t *testing.T, name string) string {
 	t.Helper()
+	fgcorpus.Require(t, name)
 	p, err := exec.LookPath(name)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed (.ci/run installs it)", name)
-		}
-		t.Skipf("%s is not installed (CI installs it)", name)
+		t.Fatal(err)
 	}
 	return p
 }
