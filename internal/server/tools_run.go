@@ -284,7 +284,7 @@ func (c *Call) serverIdentity(ctx context.Context, sock tmux.Socket) (id string,
 	if err != nil || len(rows) != 1 {
 		return "", false
 	}
-	return rows[0]["pid"] + "/" + rows[0]["start_time"], true
+	return tmux.WhereOf(rows[0]).Server, true // as runRecord.server was built
 }
 
 // serverGone ends a run whose tmux server is no longer the one on its
