@@ -870,7 +870,7 @@ func (r *runRecord) refollow(ctx context.Context, feed func([]byte)) error {
 func (r *runRecord) shellIdle(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	row, err := r.ps.c.resolvePane(ctx, r.sock, PaneTarget{PaneID: &r.ps.where.Pane}, append(append([]string{}, tmux.WhereFields...), fgFields...))
+	row, err := r.ps.c.resolvePane(ctx, r.sock, PaneTarget{PaneID: &r.ps.where.Pane}, fgPaneFields)
 	if err != nil {
 		return false
 	}

@@ -152,9 +152,6 @@ func (c *Call) checkPromptArgs(a promptWaitArgs) (time.Duration, time.Duration, 
 	return eff, time.Duration(a.Quiet * float64(time.Second)), nil
 }
 
-// promptPaneFields: what a prompt wait reads of its pane at the start.
-var promptPaneFields = append(append([]string{}, tmux.WhereFields...), "pane_pid", "pane_tty", "pane_dead", "pane_current_command")
-
 func (c *Call) waitForPrompt(ctx context.Context, a waitForPromptArgs) (WaitForPromptResult, error) {
 	start := time.Now()
 	eff, quiet, err := c.checkPromptArgs(a.promptWaitArgs)
@@ -164,7 +161,7 @@ func (c *Call) waitForPrompt(ctx context.Context, a waitForPromptArgs) (WaitForP
 	sctx, scancel := context.WithDeadline(ctx, start.Add(max(eff, waitSetupFloor)))
 	defer scancel()
 	sock := c.Socket(a.SocketArgs)
-	row, err := c.resolvePane(sctx, sock, a.PaneTarget, promptPaneFields)
+	row, err := c.resolvePane(sctx, sock, a.PaneTarget, fgPaneFields)
 	if err != nil {
 		return WaitForPromptResult{}, err
 	}
@@ -458,7 +455,7 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 		}
 	}
 	if !cached {
-		if row, err = c.resolvePane(sctx, sock, a.PaneTarget, promptPaneFields); err != nil {
+		if row, err = c.resolvePane(sctx, sock, a.PaneTarget, fgPaneFields); err != nil {
 			return SendAndWaitResult{}, err
 		}
 		before = c.inspectForeground(sctx, sock, row, nil)
