@@ -479,11 +479,15 @@ func runWrapper(shell, command, id string, suppress bool, v runView) string {
 		// so it sees no variable and no argument of ours.
 		jc := jobControlFor(shell)
 		var params []string // the outer subshell's parameters before the command
-		check := suppress && historyCheck(shell, id) != ""
+		hist := ""
+		if suppress {
+			hist = historyCheck(shell, id)
+		}
+		check := hist != ""
 		pre := ""
 		if check {
 			// The check's status travels as the first parameter.
-			pre = historyCheck(shell, id) + ";"
+			pre = hist + ";"
 			params = append(params, jc.checkStatus)
 			start += ";%d"
 		}
