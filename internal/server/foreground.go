@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,6 +27,19 @@ type Foreground struct {
 
 // fgFields are the pane fields a foreground inspection needs.
 var fgFields = []string{"pane_id", "pane_pid", "pane_tty", "pane_dead", "pane_current_command"}
+
+// fgPaneFields are a pane's location (tmux.WhereFields: to follow its
+// output) and fgFields: what a wait on its foreground program reads of it
+// (wait_for_prompt, send_and_wait, a run_command that lost its host).
+var fgPaneFields = func() []string {
+	f := slices.Clone(tmux.WhereFields)
+	for _, name := range fgFields {
+		if !slices.Contains(f, name) {
+			f = append(f, name)
+		}
+	}
+	return f
+}()
 
 // foregroundModel is the answer object of a report.
 func foregroundModel(r foreground.Report) *Foreground {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/foreground/fgcorpus"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
@@ -24,7 +25,7 @@ import (
 // until there are at least want panes.
 func currentPanes(t *testing.T, ts *tmuxtest.Server, want int) {
 	t.Helper()
-	needPrograms(t, "bash", "python3")
+	fgcorpus.Require(t, "bash", "python3")
 	dir := t.TempDir()
 	spaced := filepath.Join(dir, "with space", "ünï dïr")
 	if err := os.MkdirAll(spaced, 0o700); err != nil {
@@ -57,7 +58,9 @@ func currentPanes(t *testing.T, ts *tmuxtest.Server, want int) {
 		{"", argv0("trail   ")},
 		{spaced, []string{"sleep", "1000"}},
 	}
-	if _, err := exec.LookPath("vim"); err == nil {
+	// vim is optional here, but CI installs it: there it must be covered.
+	if _, err := exec.LookPath("vim"); err == nil || os.Getenv("CI") != "" {
+		fgcorpus.Require(t, "vim")
 		kinds = append(kinds, kind{"", []string{"vim", "-u", "NONE", "-n", "-i", "NONE"}})
 	}
 	n := 1 // main's pane
@@ -157,12 +160,10 @@ func checkCurrent(t *testing.T, e *env, panes int) {
 // after the call, and most panes were read from the OS (the ended pane and
 // the empty argv[0] are asked of tmux).
 func TestListPanesCurrentMatchesTmux(t *testing.T) {
+	skipOverSSH(t, "the OS read is for local servers")
 	ts := tmuxtest.New(t)
 	currentPanes(t, ts, 60)
 	e := newEnvOn(t, ts)
-	if sshMode() {
-		t.Skip("the OS read is for local servers")
-	}
 	panes := len(tmuxCurrent(t, ts))
 	for range 8 {
 		read, asked := e.srv.currentRead.Load(), e.srv.currentAsked.Load()
@@ -179,12 +180,10 @@ func TestListPanesCurrentMatchesTmux(t *testing.T) {
 // file system with nothing in it), every pane's current command and path
 // are asked of tmux, with the same answers.
 func TestListPanesCurrentFallback(t *testing.T) {
+	skipOverSSH(t, "the OS read is for local servers")
 	ts := tmuxtest.New(t)
 	currentPanes(t, ts, 20)
 	e := newEnvOn(t, ts)
-	if sshMode() {
-		t.Skip("the OS read is for local servers")
-	}
 	e.srv.fgOptions.ProcRoot = t.TempDir()
 	panes := len(tmuxCurrent(t, ts))
 	for range 3 {
@@ -209,6 +208,7 @@ func TestListPanesCurrentFallback(t *testing.T) {
 // scope, with the border status off, at the top and at the bottom, a base
 // index of 3, and a window linked into two sessions at three places.
 func TestListPanesWindowEdges(t *testing.T) {
+	skipOverSSH(t, "the fast listing is for local servers")
 	ts := tmuxtest.NewWith(t, "main", "other")
 	ts.MustRun("split-window", "-h", "-t", "main:0")
 	ts.MustRun("split-window", "-v", "-t", "main:0.1")
@@ -225,9 +225,6 @@ func TestListPanesWindowEdges(t *testing.T) {
 	ts.MustRun("link-window", "-d", "-s", "main:1", "-t", "other:5")
 	ts.MustRun("link-window", "-d", "-s", "main:1", "-t", "other:6")
 	e := newEnvOn(t, ts)
-	if sshMode() {
-		t.Skip("the fast listing is for local servers")
-	}
 	const f = "#{pane_at_left} #{pane_at_right} #{pane_at_top} #{pane_at_bottom} #{pane_right} #{pane_bottom} #{pane_index} #{pane_active}"
 	want := map[string]string{}
 	for _, line := range strings.Split(ts.MustRun("list-panes", "-a", "-F", "#{pane_id} "+f), "\n") {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/termgrid"
 	"github.com/tmux-mcp/tmux-mcp/internal/termtext"
 )
 
@@ -195,12 +196,12 @@ func maskSecret(lines []string, keys string) []string {
 	return out
 }
 
-// cellWidth is the number of terminal cells s takes: two for wide East
-// Asian characters and emoji, none for combining marks, one otherwise.
+// cellWidth is the number of terminal cells s takes, as tmux counts them
+// (termgrid.RuneWidth).
 func cellWidth(s string) int {
 	n := 0
 	for _, r := range s {
-		n += runeCells(r)
+		n += termgrid.RuneWidth(r)
 	}
 	return n
 }
@@ -212,7 +213,7 @@ func cellPrefix(row string, col int) string {
 		if n >= col {
 			return row[:i]
 		}
-		n += runeCells(r)
+		n += termgrid.RuneWidth(r)
 	}
 	if col > n {
 		return row + strings.Repeat(" ", col-n) // capture-pane trimmed the blanks the cursor sits after
@@ -223,23 +224,4 @@ func cellPrefix(row string, col int) string {
 // cellSuffix is the part of a row from cell column col on.
 func cellSuffix(row string, col int) string {
 	return strings.TrimPrefix(row, cellPrefix(row, col))
-}
-
-func runeCells(r rune) int {
-	switch {
-	case r == 0 || unicode.Is(unicode.Mn, r) || unicode.Is(unicode.Me, r) || r == 0x200b:
-		return 0
-	case r >= 0x1100 && (r <= 0x115f || r == 0x2329 || r == 0x232a ||
-		(r >= 0x2e80 && r <= 0xa4cf && r != 0x303f) ||
-		(r >= 0xac00 && r <= 0xd7a3) ||
-		(r >= 0xf900 && r <= 0xfaff) ||
-		(r >= 0xfe30 && r <= 0xfe6f) ||
-		(r >= 0xff00 && r <= 0xff60) ||
-		(r >= 0xffe0 && r <= 0xffe6) ||
-		(r >= 0x1f300 && r <= 0x1f64f) ||
-		(r >= 0x1f900 && r <= 0x1f9ff) ||
-		(r >= 0x20000 && r <= 0x3fffd)):
-		return 2
-	}
-	return 1
 }

@@ -308,7 +308,7 @@ func unknownName(s *Server, method string, req mcp.Request) error {
 	var name, what string
 	switch r := req.(type) {
 	case *mcp.CallToolRequest:
-		if method != "tools/call" || r.Params == nil || s.tool(r.Params.Name) != nil {
+		if method != "tools/call" || r.Params == nil || s.visible[r.Params.Name] != nil || s.tool(r.Params.Name) != nil {
 			return nil
 		}
 		name, what = r.Params.Name, "tool"
@@ -327,8 +327,11 @@ func unknownName(s *Server, method string, req mcp.Request) error {
 // refusal returns the error result for a tool that exists but is hidden, or
 // nil when the tool is visible or unknown.
 func (s *Server) refusal(name string) *mcp.CallToolResult {
+	if s.visible[name] != nil {
+		return nil
+	}
 	t := s.tool(name)
-	if s.visible[name] != nil || t == nil {
+	if t == nil {
 		return nil
 	}
 	if t.Tier > s.cfg.Safety {

@@ -65,7 +65,7 @@ func paneImageTools() []*Tool {
 			// capture-pane first: it fails on a missing pane, where
 			// display-message would answer with empty fields.
 			outs, err := c.tmux.Run(ctx, sock,
-				append(captureCmd(id, false, nil, nil), "-e", "-N"),
+				styledCaptureCmd(id, nil, nil), // the styles: -e -N
 				tmux.Command{"display-message", "-p", "-t", id, tmux.Format(imageFields...)})
 			if err != nil {
 				return paneImage{}, notFoundAs(err, "pane", id)

@@ -105,11 +105,8 @@ type pipePaneArgs struct {
 // boundaries (such a string can never be a key name, so this is what tmux
 // would type anyway).
 func (c *Call) pwSendKeys(ctx context.Context, sock tmux.Socket, id, keys string, enter, literal, suppress bool) error {
-	if err := pwNoNUL("keys", keys); err != nil {
-		return expectedf("keys must not contain NUL bytes; send the key name C-@ to type a NUL")
-	}
-	if len(keys) > pwMaxKeys {
-		return expectedf("keys is too long (%d bytes; at most %d): load large text into a buffer and paste it instead", len(keys), pwMaxKeys)
+	if err := pwCheckKeys(keys); err != nil {
+		return err
 	}
 	cmds := pwKeyCommands(id, keys, enter, literal, suppress)
 	// Keys wait while a run_command here has typed its wrapper and not yet
@@ -121,10 +118,30 @@ func (c *Call) pwSendKeys(ctx context.Context, sock tmux.Socket, id, keys string
 	}
 	defer release()
 	typed := c.recordTyping(sock, id, typedBytes(keys, enter, literal, suppress), false)
+	if err := c.pwRunChunks(ctx, sock, id, cmds); err != nil {
+		typed(err)
+		return err
+	}
+	return nil
+}
+
+// pwCheckKeys refuses keys send_keys (and send_and_wait) cannot type.
+func pwCheckKeys(keys string) error {
+	if err := pwNoNUL("keys", keys); err != nil {
+		return expectedf("keys must not contain NUL bytes; send the key name C-@ to type a NUL")
+	}
+	if len(keys) > pwMaxKeys {
+		return expectedf("keys is too long (%d bytes; at most %d): load large text into a buffer and paste it instead", len(keys), pwMaxKeys)
+	}
+	return nil
+}
+
+// pwRunChunks runs the key commands for pane id pwKeysPerRun at a time,
+// each run one tmux client command under its size limit.
+func (c *Call) pwRunChunks(ctx context.Context, sock tmux.Socket, id string, cmds []tmux.Command) error {
 	for len(cmds) > 0 {
 		n := min(pwKeysPerRun, len(cmds))
 		if _, err := c.pwRun(ctx, sock, id, cmds[:n]...); err != nil {
-			typed(err)
 			return err
 		}
 		cmds = cmds[n:]

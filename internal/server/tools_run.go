@@ -284,7 +284,7 @@ func (c *Call) serverIdentity(ctx context.Context, sock tmux.Socket) (id string,
 	if err != nil || len(rows) != 1 {
 		return "", false
 	}
-	return rows[0]["pid"] + "/" + rows[0]["start_time"], true
+	return tmux.WhereOf(rows[0]).Server, true // as runRecord.server was built
 }
 
 // serverGone ends a run whose tmux server is no longer the one on its
@@ -479,11 +479,15 @@ func runWrapper(shell, command, id string, suppress bool, v runView) string {
 		// so it sees no variable and no argument of ours.
 		jc := jobControlFor(shell)
 		var params []string // the outer subshell's parameters before the command
-		check := suppress && historyCheck(shell, id) != ""
+		hist := ""
+		if suppress {
+			hist = historyCheck(shell, id)
+		}
+		check := hist != ""
 		pre := ""
 		if check {
 			// The check's status travels as the first parameter.
-			pre = historyCheck(shell, id) + ";"
+			pre = hist + ";"
 			params = append(params, jc.checkStatus)
 			start += ";%d"
 		}
@@ -870,7 +874,7 @@ func (r *runRecord) refollow(ctx context.Context, feed func([]byte)) error {
 func (r *runRecord) shellIdle(ctx context.Context) bool {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	row, err := r.ps.c.resolvePane(ctx, r.sock, PaneTarget{PaneID: &r.ps.where.Pane}, append(append([]string{}, tmux.WhereFields...), fgFields...))
+	row, err := r.ps.c.resolvePane(ctx, r.sock, PaneTarget{PaneID: &r.ps.where.Pane}, fgPaneFields)
 	if err != nil {
 		return false
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tmux-mcp/tmux-mcp/internal/foreground/fgcorpus"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
 
@@ -22,16 +23,14 @@ import (
 // in real panes and read pane_current_command through get_pane_info and
 // list_panes, that is through tmux itself.
 
-// needProgram is the path of a program a test needs. CI installs every one
-// (.ci/run): there a missing program fails the test; elsewhere it skips.
+// needProgram is the path of a program a test needs: under CI a missing
+// one fails the test, elsewhere it skips (fgcorpus.Require).
 func needProgram(t testing.TB, name string) string {
 	t.Helper()
+	fgcorpus.Require(t, name)
 	p, err := exec.LookPath(name)
 	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not installed (.ci/run installs it)", name)
-		}
-		t.Skipf("%s is not installed (CI installs it)", name)
+		t.Fatal(err)
 	}
 	return p
 }
@@ -58,13 +57,14 @@ var jobShells = []jobShell{
 	}, "; or ", "$status", "while true; end", "last_pid", func(b string) string { return "for i in 1 2 3; " + b + "; end" }},
 }
 
-// startShell runs sh in e's pane %0 and waits for its prompt.
-func startShell(t *testing.T, e *env, bin string, argv []string) {
+// startShell runs argv (the shell bin) in ts's pane %0 and waits for its
+// prompt.
+func startShell(t testing.TB, ts *tmuxtest.Server, bin string, argv []string) {
 	t.Helper()
-	e.tmux.MustRun(append([]string{"respawn-pane", "-k", "-t", "%0"}, argv...)...)
+	ts.MustRun(append([]string{"respawn-pane", "-k", "-t", "%0"}, argv...)...)
 	tmuxtest.WaitFor(t, 10*time.Second, func() bool {
-		out, _ := e.tmux.Run("display-message", "-p", "-t", "%0", "#{pane_current_command}")
-		screen, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
+		out, _ := ts.Run("display-message", "-p", "-t", "%0", "#{pane_current_command}")
+		screen, _ := ts.Run("capture-pane", "-p", "-t", "%0")
 		return out == bin && strings.TrimSpace(screen) != ""
 	})
 }
@@ -150,7 +150,7 @@ func TestRunCommandShowsTheProgram(t *testing.T) {
 			bin := needProgram(t, sh.bin)
 			t.Parallel()
 			e := newEnv(t)
-			startShell(t, e, sh.bin, sh.argv(bin, t.TempDir()))
+			startShell(t, e.tmux, sh.bin, sh.argv(bin, t.TempDir()))
 			for _, c := range []struct {
 				name, command string
 				want          []string // in turn
@@ -192,7 +192,7 @@ func TestRunCommandShowsTheShellWithoutJobControl(t *testing.T) {
 	t.Parallel()
 	needProgram(t, "dash")
 	e := newEnv(t)
-	startShell(t, e, "dash", []string{"env", "PS1=$ ", "dash"})
+	startShell(t, e.tmux, "dash", []string{"env", "PS1=$ ", "dash"})
 	id := startRun(t, e, "sleep 30")
 	time.Sleep(300 * time.Millisecond)
 	if got := paneCommand(e); got != "dash" {
@@ -220,7 +220,7 @@ func TestRunCommandJobControlKeepsTheContract(t *testing.T) {
 			bin := needProgram(t, sh.bin)
 			t.Parallel()
 			e := newEnv(t)
-			startShell(t, e, sh.bin, sh.argv(bin, t.TempDir()))
+			startShell(t, e.tmux, sh.bin, sh.argv(bin, t.TempDir()))
 			run := func(args map[string]any) RunCommandResult {
 				t.Helper()
 				args["pane_id"], args["timeout"] = "%0", 15

@@ -152,9 +152,6 @@ func (c *Call) checkPromptArgs(a promptWaitArgs) (time.Duration, time.Duration, 
 	return eff, time.Duration(a.Quiet * float64(time.Second)), nil
 }
 
-// promptPaneFields: what a prompt wait reads of its pane at the start.
-var promptPaneFields = append(append([]string{}, tmux.WhereFields...), "pane_pid", "pane_tty", "pane_dead", "pane_current_command")
-
 func (c *Call) waitForPrompt(ctx context.Context, a waitForPromptArgs) (WaitForPromptResult, error) {
 	start := time.Now()
 	eff, quiet, err := c.checkPromptArgs(a.promptWaitArgs)
@@ -164,7 +161,7 @@ func (c *Call) waitForPrompt(ctx context.Context, a waitForPromptArgs) (WaitForP
 	sctx, scancel := context.WithDeadline(ctx, start.Add(max(eff, waitSetupFloor)))
 	defer scancel()
 	sock := c.Socket(a.SocketArgs)
-	row, err := c.resolvePane(sctx, sock, a.PaneTarget, promptPaneFields)
+	row, err := c.resolvePane(sctx, sock, a.PaneTarget, fgPaneFields)
 	if err != nil {
 		return WaitForPromptResult{}, err
 	}
@@ -440,8 +437,7 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 	if err := positive("max_lines", a.MaxLines); err != nil {
 		return SendAndWaitResult{}, err
 	}
-	cmds, err := keyCommands(a.Keys, a.Enter, a.Literal, a.SuppressHistory)
-	if err != nil {
+	if err := pwCheckKeys(a.Keys); err != nil {
 		return SendAndWaitResult{}, err
 	}
 	sctx, scancel := context.WithDeadline(ctx, start.Add(max(eff, waitSetupFloor)))
@@ -459,7 +455,7 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 		}
 	}
 	if !cached {
-		if row, err = c.resolvePane(sctx, sock, a.PaneTarget, promptPaneFields); err != nil {
+		if row, err = c.resolvePane(sctx, sock, a.PaneTarget, fgPaneFields); err != nil {
 			return SendAndWaitResult{}, err
 		}
 		before = c.inspectForeground(sctx, sock, row, nil)
@@ -468,9 +464,7 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 	if row["pane_dead"] == "1" {
 		return SendAndWaitResult{}, deadPane(pane)
 	}
-	for i := range cmds {
-		cmds[i][2] = pane // keyCommands leaves the target for us
-	}
+	cmds := pwKeyCommands(pane, a.Keys, a.Enter, a.Literal, a.SuppressHistory)
 	// A program that reads the terminal wakes now and then (a timer, its
 	// garbage collector): one look at a busy moment is no reason to refuse.
 	// Only one that stays away from the terminal for a few looks is busy.
@@ -507,14 +501,10 @@ func (c *Call) sendAndWait(ctx context.Context, a sendAndWaitArgs) (SendAndWaitR
 	}
 	defer ps.close()
 	typedAt := time.Now()
-	for rest := cmds[len(first):]; len(rest) > 0; {
-		n := min(pwKeysPerRun, len(rest))
-		if _, err := c.pwRun(sctx, sock, pane, rest[:n]...); err != nil {
-			typed(err)
-			release()
-			return SendAndWaitResult{}, err
-		}
-		rest = rest[n:]
+	if err := c.pwRunChunks(sctx, sock, pane, cmds[len(first):]); err != nil {
+		typed(err)
+		release()
+		return SendAndWaitResult{}, err
 	}
 	release()
 	entryState, col0, err := c.promptEntry(pane, outs)
@@ -596,19 +586,6 @@ func refuseTyping(pane string, r foreground.Report, force, secret bool) error {
 		return expectedf("secret=true, but pane %s's terminal echoes what is typed (%s is not at a password prompt): the secret would show on the screen. Pass force=true to type it anyway.", pane, r.Command)
 	}
 	return nil
-}
-
-// keyCommands turns send_keys' arguments into tmux commands, as
-// pwSendKeys types them; each command's target (index 2) is left for the
-// caller to fill.
-func keyCommands(keys string, enter, literal, suppress bool) ([]tmux.Command, error) {
-	if err := pwNoNUL("keys", keys); err != nil {
-		return nil, expectedf("keys must not contain NUL bytes; send the key name C-@ to type a NUL")
-	}
-	if len(keys) > pwMaxKeys {
-		return nil, expectedf("keys is too long (%d bytes; at most %d): load large text into a buffer and paste it instead", len(keys), pwMaxKeys)
-	}
-	return pwKeyCommands("", keys, enter, literal, suppress), nil
 }
 
 // promptEntryCommands read, just before the keys, where the input lands:

@@ -2,29 +2,14 @@ package server
 
 import (
 	"bytes"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/audit"
+	"github.com/tmux-mcp/tmux-mcp/internal/foreground/fgcorpus"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
 )
-
-// needPrograms fails under CI (.ci/run installs every program the tests
-// use) and skips elsewhere.
-func needPrograms(t *testing.T, names ...string) {
-	t.Helper()
-	for _, n := range names {
-		if _, err := exec.LookPath(n); err != nil {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("%s is required under CI (.ci/run installs it): %v", n, err)
-			}
-			t.Skipf("%s is not installed", n)
-		}
-	}
-}
 
 // turn is one exchange with a program: what is typed and what must come
 // back.
@@ -102,7 +87,7 @@ func TestSendAndWaitREPLs(t *testing.T) {
 			}
 			for _, c := range replCases() {
 				t.Run(c.name, func(t *testing.T) {
-					needPrograms(t, c.program)
+					fgcorpus.Require(t, c.program)
 					e := e.with(t)
 					pane := ts.MustRun("new-window", "-P", "-F", "#{pane_id}", "-t", "main", c.command)
 					defer ts.Run("kill-window", "-t", pane)

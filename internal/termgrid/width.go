@@ -6,6 +6,10 @@ import (
 	"golang.org/x/text/width"
 )
 
+// RuneWidth is the columns a character takes in a tmux pane (runeWidth):
+// send_and_wait lines its input's echo up with the screen's cells by it.
+func RuneWidth(r rune) int { return runeWidth(r) }
+
 // runeWidth is the columns a character takes as tmux counts them. tmux
 // 3.3a asks the C library's wcwidth, so this follows glibc's rules (its
 // localedata/unicode-gen): two columns for East Asian Wide and Fullwidth

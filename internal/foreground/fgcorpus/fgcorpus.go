@@ -42,7 +42,7 @@ type Case struct {
 
 // Require fails under CI (which installs everything the corpus
 // uses) and skips elsewhere.
-func Require(t *testing.T, names ...string) bool {
+func Require(t testing.TB, names ...string) bool {
 	t.Helper()
 	for _, n := range names {
 		if _, err := exec.LookPath(n); err != nil {
