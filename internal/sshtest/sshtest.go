@@ -72,17 +72,24 @@ const Alias = "sshtest"
 const HostKeyAlias = "sshtest-host"
 
 // Need skips the test when ssh or sshd is not installed. CI installs
-// openssh-server (.ci/run); a developer machine without it skips.
+// openssh-server (.ci/run): under CI (CI set) a missing one fails instead.
 func Need(t testing.TB) {
 	t.Helper()
+	missing := func(format string, args ...any) {
+		t.Helper()
+		if os.Getenv("CI") != "" {
+			t.Fatalf("under CI (.ci/run installs it): "+format, args...)
+		}
+		t.Skipf(format, args...)
+	}
 	if _, err := os.Stat(SSHD); err != nil {
-		t.Skipf("sshd is required for this test (%s): install openssh-server", SSHD)
+		missing("sshd is required for this test (%s): install openssh-server", SSHD)
 	}
 	if _, err := exec.LookPath("ssh"); err != nil {
-		t.Skip("ssh is required for this test: install openssh-client")
+		missing("ssh is required for this test: install openssh-client")
 	}
 	if _, err := exec.LookPath("ssh-keygen"); err != nil {
-		t.Skip("ssh-keygen is required for this test")
+		missing("ssh-keygen is required for this test")
 	}
 }
 
