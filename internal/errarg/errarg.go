@@ -27,8 +27,12 @@ const (
 // Quoted is s as Go's %q shows it, or a quoted prefix and the length when
 // that would be long. Control characters and invalid UTF-8 are escaped.
 func Quoted(s string) string {
-	if q := strconv.Quote(s); len(q) <= maxWhole {
-		return q
+	// The quoted form is at least two bytes longer than s: a long s is
+	// clipped without quoting all of it first.
+	if len(s) <= maxWhole-2 {
+		if q := strconv.Quote(s); len(q) <= maxWhole {
+			return q
+		}
 	}
 	return clipped(s)
 }

@@ -82,12 +82,8 @@ func ReadServerChildren(serverPID int, o Options) map[int]PaneProc {
 // as osdep_get_name and osdep_get_cwd read them. ok is false when the
 // process cannot be read at all.
 func (r *procReader) paneProc(pid int, link []byte) (PaneProc, bool) {
-	b, err := r.readOnce(r.procPath(pid, "stat"))
+	f, err := r.stat(pid)
 	if err != nil {
-		return PaneProc{}, false
-	}
-	f, ok := parseStat(b)
-	if !ok {
 		return PaneProc{}, false
 	}
 	p := PaneProc{PID: pid, PPID: f.ppid, TTYNr: f.ttyNr, TPGID: f.tpgid}
@@ -97,7 +93,7 @@ func (r *procReader) paneProc(pid int, link []byte) (PaneProc, bool) {
 		// tmux's own answer is needed.
 		return p, true
 	}
-	b, err = r.readOnce(r.procPath(f.tpgid, "cmdline"))
+	b, err := r.readOnce(r.procPath(f.tpgid, "cmdline"))
 	if err != nil {
 		return p, true
 	}

@@ -126,8 +126,9 @@ func (r *procReader) procPath(pid int, parts ...string) string {
 	return string(b)
 }
 
+// stat reads and parses /proc/PID/stat, in one read (readOnce).
 func (r *procReader) stat(pid int) (statFields, error) {
-	b, err := r.readFile(r.procPath(pid, "stat"))
+	b, err := r.readOnce(r.procPath(pid, "stat"))
 	if err != nil {
 		return statFields{}, err
 	}

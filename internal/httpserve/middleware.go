@@ -35,15 +35,7 @@ const (
 // which the spec allows for transport-level rejections and which MCP
 // clients (the Go SDK's among them) surface as the call's error.
 func writeError(w http.ResponseWriter, status, code int, msg string) {
-	body, _ := json.Marshal(map[string]any{
-		"jsonrpc": "2.0",
-		"id":      nil,
-		"error":   map[string]any{"code": code, "message": msg},
-	})
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
+	writeAnswer(w, status, nil, code, msg) // a nil RawMessage encodes as null
 }
 
 // refuseUnread is writeError for a request whose body has not been read to

@@ -83,23 +83,11 @@ func TestOAuth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewUnstartedServer(nil)
-	resource := "http://" + ts.Listener.Addr().String() + Endpoint
 	cfg := config.Config{Safety: config.Mutating, HTTP: config.HTTP{
 		Token: "static-token-0123456789", OAuthIssuer: issuer, OAuthJWKS: is.jwks,
 		OAuthScopeTiers: map[string]config.Tier{"tmux:read": config.Readonly, "tmux:write": config.Mutating},
 	}}
-	cr, err := LoadCredentials(context.Background(), cfg, resource, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := New(Options{Server: srv, Checkers: cr.Checkers, OAuthMetadata: cr.OAuthMetadata, ResourceMetadataURL: cr.ResourceMetadataURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Config.Handler = d.Handler()
-	ts.Start()
-	defer ts.Close()
+	ts, resource := serveCredentials(t, srv, cfg)
 
 	resp, err := http.Get(ts.URL + "/.well-known/oauth-protected-resource" + Endpoint)
 	if err != nil {
@@ -172,4 +160,25 @@ func TestOAuth(t *testing.T) {
 	if !strings.Contains(auditBuf.String(), `"client":"oauth:bob"`) {
 		t.Errorf("audit: %s", auditBuf.String())
 	}
+}
+
+// serveCredentials serves srv over HTTP with the credentials cfg names,
+// for the listener's own URL: the server and the resource (the audience a
+// token names) it answers as. The server stops when the test ends.
+func serveCredentials(t *testing.T, srv *server.Server, cfg config.Config) (*httptest.Server, string) {
+	t.Helper()
+	hs := httptest.NewUnstartedServer(nil)
+	resource := "http://" + hs.Listener.Addr().String() + Endpoint
+	cr, err := LoadCredentials(context.Background(), cfg, resource, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := New(Options{Server: srv, Checkers: cr.Checkers, OAuthMetadata: cr.OAuthMetadata, ResourceMetadataURL: cr.ResourceMetadataURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs.Config.Handler = d.Handler()
+	hs.Start()
+	t.Cleanup(hs.Close)
+	return hs, resource
 }

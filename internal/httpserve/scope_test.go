@@ -3,9 +3,7 @@ package httpserve
 import (
 	"context"
 	"encoding/json"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -31,22 +29,10 @@ func TestOAuthSessionScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewUnstartedServer(nil)
-	resource := "http://" + hs.Listener.Addr().String() + Endpoint
 	cfg := base
 	cfg.HTTP = config.HTTP{Token: "static-token-0123456789", OAuthIssuer: issuer, OAuthJWKS: is.jwks, OAuthScope: "own",
 		OAuthScopeTiers: map[string]config.Tier{"tmux:write": config.Mutating}}
-	cr, err := LoadCredentials(context.Background(), cfg, resource, slog.New(slog.DiscardHandler))
-	if err != nil {
-		t.Fatal(err)
-	}
-	d, err := New(Options{Server: srv, Checkers: cr.Checkers, OAuthMetadata: cr.OAuthMetadata, ResourceMetadataURL: cr.ResourceMetadataURL})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs.Config.Handler = d.Handler()
-	hs.Start()
-	defer hs.Close()
+	hs, resource := serveCredentials(t, srv, cfg)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	now := time.Now().Unix()

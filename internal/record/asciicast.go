@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tmux-mcp/tmux-mcp/internal/jsonstr"
 )
 
 // Header is the first line of a recording.
@@ -73,47 +75,7 @@ func appendEvent(dst []byte, seconds float64, kind, data string) []byte {
 // \u003c is noise) and without its allocations (a flooding pane makes an
 // event per read). A byte that is not UTF-8 becomes U+FFFD, so every line
 // reads back as UTF-8, which asciinema insists on.
-func appendJSONString(dst []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		b := s[i]
-		if b < utf8.RuneSelf {
-			if b >= 0x20 && b != '"' && b != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch b {
-			case '"', '\\':
-				dst = append(dst, '\\', b)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			dst = append(dst, s[start:i]...)
-			dst = append(dst, "\ufffd"...)
-			i++
-			start = i
-			continue
-		}
-		i += size
-	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
-}
+func appendJSONString(dst []byte, s string) []byte { return jsonstr.Text(dst, s) }
 
 // appendJSON appends v's JSON with a newline, without escaping <, > and &.
 func appendJSON(dst []byte, v any) []byte {

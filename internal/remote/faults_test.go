@@ -113,16 +113,7 @@ func TestRemoteSSHKilledMidWait(t *testing.T) {
 			t.Fatalf("watcher pid %d is not a client of the remote server: %q", pid, clients)
 		}
 	}
-	killed := 0
-	for _, p := range sshtest.Children() {
-		if cmd, _ := os.ReadFile("/proc/" + p + "/cmdline"); strings.Contains(string(cmd), "pause-after") {
-			var pid int
-			_, _ = fmt.Sscan(p, &pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			killed++
-		}
-	}
-	if killed != 1 {
+	if killed := sshtest.KillWatchers(); killed != 1 {
 		t.Fatalf("killed %d ssh processes, want the watcher's one", killed)
 	}
 	select {

@@ -92,15 +92,6 @@ func Parse(s string) (Scope, error) {
 	return sc, nil
 }
 
-// MustParse is Parse for values already checked (tests, constants).
-func MustParse(s string) Scope {
-	sc, err := Parse(s)
-	if err != nil {
-		panic(err)
-	}
-	return sc
-}
-
 func isSessionID(s string) bool {
 	if len(s) < 2 || s[0] != '$' {
 		return false

@@ -68,11 +68,21 @@ func TestAdmits(t *testing.T) {
 		{"own,sessions=editor", "alice", []bool{true, true, false}},
 		{"sessions=*", "x", []bool{true, true, true}},
 	} {
-		sc := MustParse(tc.scope)
+		sc := mustParse(t, tc.scope)
 		for i, s := range []sess{editor, mine, theirs} {
 			if got := sc.Admits(s.id, s.name, s.owner, tc.identity); got != tc.want[i] {
 				t.Errorf("scope %q identity %q: Admits(%v) = %v, want %v", tc.scope, tc.identity, s, got, tc.want[i])
 			}
 		}
 	}
+}
+
+// mustParse is Parse for a test's own valid scopes.
+func mustParse(t *testing.T, s string) Scope {
+	t.Helper()
+	sc, err := Parse(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
 }

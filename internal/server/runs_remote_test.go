@@ -1,10 +1,7 @@
 package server
 
 import (
-	"fmt"
-	"os"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -55,16 +52,7 @@ func startRemoteRun(t *testing.T, he *hostEnv, command string, timeout float64) 
 func TestRemoteRunReconnectFlags(t *testing.T) {
 	he := newHostEnv(t)
 	_, result := startRemoteRun(t, he, "sleep 2; echo after-$((1+1))", 20)
-	killed := 0
-	for _, p := range sshtest.Children() {
-		if cmd, _ := os.ReadFile("/proc/" + p + "/cmdline"); strings.Contains(string(cmd), "pause-after") {
-			var pid int
-			_, _ = fmt.Sscan(p, &pid)
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			killed++
-		}
-	}
-	if killed != 1 {
+	if killed := sshtest.KillWatchers(); killed != 1 {
 		t.Fatalf("killed %d watcher ssh processes, want 1", killed)
 	}
 	r := result()

@@ -252,26 +252,8 @@ func (s *Server) Restart() {
 // descendants lists the processes below pid, children first (/proc).
 func descendants(pid int) []int {
 	children := map[int][]int{}
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		p, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		st := string(stat)
-		end := strings.LastIndexByte(st, ')')
-		if end < 0 {
-			continue
-		}
-		if f := strings.Fields(st[end+1:]); len(f) > 1 {
-			if ppid, err := strconv.Atoi(f[1]); err == nil {
-				children[ppid] = append(children[ppid], p)
-			}
-		}
+	for _, p := range procs() {
+		children[p.ppid] = append(children[p.ppid], p.pid)
 	}
 	var out []int
 	var walk func(int)
@@ -282,6 +264,41 @@ func descendants(pid int) []int {
 		}
 	}
 	walk(pid)
+	return out
+}
+
+// proc is what the tests need of a process's /proc/PID/stat.
+type proc struct {
+	pid, ppid int
+	comm      string
+}
+
+// procs lists the machine's processes from /proc: their stat's command
+// sits in parentheses and may hold spaces, so the fields after it start
+// at the last ')'.
+func procs() []proc {
+	ents, _ := os.ReadDir("/proc")
+	var out []proc
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		st := string(stat)
+		open, end := strings.IndexByte(st, '('), strings.LastIndexByte(st, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		if f := strings.Fields(st[end+1:]); len(f) > 1 {
+			if ppid, err := strconv.Atoi(f[1]); err == nil {
+				out = append(out, proc{pid: pid, ppid: ppid, comm: st[open+1 : end]})
+			}
+		}
+	}
 	return out
 }
 
@@ -523,22 +540,27 @@ func (p *Proxy) pipe(dst, src net.Conn) {
 // Children lists this process's child processes named ssh (from /proc):
 // the tests check that no ssh of ours outlives what started it.
 func Children() []string {
-	me := strconv.Itoa(os.Getpid())
-	ents, _ := os.ReadDir("/proc")
+	me := os.Getpid()
 	var out []string
-	for _, e := range ents {
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(stat)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		if f := strings.Fields(s[end+1:]); len(f) > 1 && f[1] == me && s[open+1:end] == "ssh" {
-			out = append(out, e.Name())
+	for _, p := range procs() {
+		if p.ppid == me && p.comm == "ssh" {
+			out = append(out, strconv.Itoa(p.pid))
 		}
 	}
 	return out
+}
+
+// KillWatchers kills, by pid, this process's ssh children that carry a
+// watcher's control client (their command line holds its pause-after
+// flag), as a dropped connection would end them, and reports how many.
+func KillWatchers() int {
+	killed := 0
+	for _, p := range Children() {
+		if cmd, _ := os.ReadFile("/proc/" + p + "/cmdline"); strings.Contains(string(cmd), "pause-after") {
+			pid, _ := strconv.Atoi(p)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			killed++
+		}
+	}
+	return killed
 }

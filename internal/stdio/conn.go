@@ -250,7 +250,8 @@ func (c *conn) Close() error {
 // SessionID implements mcp.Connection: a stdio session has no id.
 func (c *conn) SessionID() string { return "" }
 
-// idKey is parseID's canonical key of an id the SDK holds.
+// idKey is the canonical key of an id the SDK holds, whichever way it was
+// written: parseID gives it for a request read, Write for its answer.
 func idKey(id jsonrpc.ID) string {
 	switch v := id.Raw().(type) {
 	case string:

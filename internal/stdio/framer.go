@@ -433,8 +433,8 @@ func tooDeep(data []byte, max int) bool {
 }
 
 // parseID accepts the ids the SDK carries unchanged: strings, and integers
-// written as integers within ±2^53. It returns the SDK's ID and a canonical
-// key that matches however the SDK re-encodes it.
+// written as integers within ±2^53. It returns the SDK's ID and its key
+// (idKey), which matches however the SDK re-encodes it.
 func parseID(raw json.RawMessage) (jsonrpc.ID, string, bool) {
 	if len(raw) == 0 {
 		return jsonrpc.ID{}, "", false
@@ -445,14 +445,14 @@ func parseID(raw json.RawMessage) (jsonrpc.ID, string, bool) {
 			return jsonrpc.ID{}, "", false
 		}
 		id, err := jsonrpc.MakeID(s)
-		return id, "s" + s, err == nil
+		return id, idKey(id), err == nil
 	}
 	n, err := strconv.ParseInt(string(raw), 10, 64)
 	if err != nil || n > maxExactID || n < -maxExactID {
 		return jsonrpc.ID{}, "", false
 	}
 	id, err := jsonrpc.MakeID(float64(n))
-	return id, "n" + strconv.FormatInt(n, 10), err == nil
+	return id, idKey(id), err == nil
 }
 
 // splitBatch passes a batch's notifications to the SDK one line each and

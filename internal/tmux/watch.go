@@ -321,7 +321,13 @@ func (w *Watcher) Command(ctx context.Context, cmds ...Command) ([][]byte, error
 // entry capture) as one step: the subscription starts with exactly the
 // output the pane printed after the commands ran, nothing before.
 func (w *Watcher) SubscribeAndRun(ctx context.Context, pane, window string, cmds ...Command) (*Subscription, [][]byte, error) {
-	s := w.Subscribe(pane, window)
+	return w.subscribeAndRun(ctx, w.Subscribe(pane, window), cmds)
+}
+
+// subscribeAndRun runs cmds and empties s (a plain or timed subscription)
+// once the last command's reply is read, so that s keeps only what
+// followed them.
+func (w *Watcher) subscribeAndRun(ctx context.Context, s *Subscription, cmds []Command) (*Subscription, [][]byte, error) {
 	outs, err := w.command(ctx, func() {
 		s.mu.Lock()
 		s.buf, s.lost = nil, false

@@ -56,17 +56,7 @@ func (w *Watcher) SubscribeTimed(pane, window string) *Subscription {
 // SubscribeTimedAndRun is SubscribeAndRun for a timed subscription: it
 // starts with exactly the events that follow the commands' replies.
 func (w *Watcher) SubscribeTimedAndRun(ctx context.Context, pane, window string, cmds ...Command) (*Subscription, [][]byte, error) {
-	s := w.SubscribeTimed(pane, window)
-	outs, err := w.command(ctx, func() {
-		s.mu.Lock()
-		s.chunks, s.chunkBytes, s.lost = nil, 0, false
-		s.mu.Unlock()
-	}, cmds...)
-	if err != nil {
-		s.Close()
-		return nil, outs, err
-	}
-	return s, outs, nil
+	return w.subscribeAndRun(ctx, w.SubscribeTimed(pane, window), cmds)
 }
 
 // timedLocked reports whether pane has a timed subscriber; w.mu is held.
