@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/tmux-mcp/tmux-mcp/internal/jsonstr"
 )
 
 // A large tool result costs the SDK more than it cost us to make: it
@@ -16,16 +17,16 @@ import (
 // JSON-RPC response (encoding/json validates every json.Marshaler's and
 // json.RawMessage's output byte by byte, ~1.8 ms per 441 KB here). A
 // 500-pane list_panes (~440 KB) spent ~8 ms so, more than tmux took to
-// list the panes. encodeResults makes the result's encoding once, byte for
+// list the panes; a 1 KB get_pane_info spent 10-30 µs of its ~120 µs of
+// our CPU (reflection over the SDK's result types, the passes, their
+// allocations and the collections they cause: BenchmarkFloorGetPaneInfo,
+// docs/per-call-cost.md), which is why every result takes this path, not
+// only large ones. encodeResults makes the result's encoding once, byte for
 // byte what the SDK makes (TestEncodedResultMatchesSDK), and hands it on
 // in an encodedResult: the SDK then checks it once per pass instead of
 // building it, and where the transport can take the encoding as it is
 // (stdio.Framer.Splice, set with SetSplicer) the SDK encodes only a small
 // stand-in and the transport writes the encoding in its place.
-
-// encodeMin is the smallest encoded result encodeResults takes over: below
-// it the SDK's passes cost less than a few microseconds.
-const encodeMin = 16 << 10
 
 // encodedResult is a tool result with its encoding made. It is the
 // CallToolResult for everything that reads it, and encodes as raw (or as
@@ -57,8 +58,8 @@ func (r *encodedResult) MarshalJSON() ([]byte, error) {
 // encoding back (stdio.Framer); set before serving.
 func (s *Server) SetSplicer(splice func(raw []byte) []byte) { s.splice = splice }
 
-// encodeResults is the outermost middleware: a large tools/call result
-// leaves as an encodedResult.
+// encodeResults is the outermost middleware: a tools/call result of the
+// shape our tools make leaves as an encodedResult.
 func (s *Server) encodeResults(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
@@ -78,8 +79,7 @@ func (s *Server) encodeResults(next mcp.MethodHandler) mcp.MethodHandler {
 // MarshalJSON, a json.Marshal: HTML characters escaped everywhere, then
 // compacted without more escaping), for the shape our
 // tools answer with: text blocks without annotations and structured
-// content already compact. ok is false for any other shape, and for a
-// result under encodeMin.
+// content already compact. ok is false for any other shape.
 func encodeResult(res *mcp.CallToolResult) (raw []byte, ok bool) {
 	if res == nil || len(res.Content) == 0 || res.InputRequests != nil {
 		return nil, false
@@ -100,9 +100,6 @@ func encodeResult(res *mcp.CallToolResult) (raw []byte, ok bool) {
 		}
 		structured = sc
 		size += len(sc)
-	}
-	if size < encodeMin {
-		return nil, false
 	}
 	compact, html := scanJSON(structured)
 	if !compact {
@@ -125,11 +122,7 @@ func encodeResult(res *mcp.CallToolResult) (raw []byte, ok bool) {
 		}
 		// TextContent.MarshalJSON is json.Marshal: HTML characters
 		// escaped, which the later passes (no HTML escaping) keep.
-		text, err := json.Marshal(c.(*mcp.TextContent).Text)
-		if err != nil {
-			return nil, false
-		}
-		b = append(append(append(b, `{"type":"text","text":`...), text...), '}')
+		b = append(jsonstr.Marshal(append(b, `{"type":"text","text":`...), c.(*mcp.TextContent).Text), '}')
 	}
 	b = append(b, ']')
 	if structured != nil {
