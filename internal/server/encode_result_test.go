@@ -39,6 +39,21 @@ func TestEncodedResultMatchesSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	wrapped := append(append([]byte(`{"result":`), list...), '}')
+	// What the SDK stamps on a result for a 2026-07-28 client, after our
+	// middleware: its server info in _meta and an unexported result type,
+	// set here the one way open to another package (decoding).
+	stamped := func(res *mcp.CallToolResult) *mcp.CallToolResult {
+		var r mcp.CallToolResult
+		if err := json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), &r); err != nil {
+			t.Fatal(err)
+		}
+		r.Content, r.StructuredContent, r.IsError = res.Content, res.StructuredContent, res.IsError
+		r.Meta = mcp.Meta{"fastmcp": map[string]any{"wrap_result": true}, "io.modelcontextprotocol/serverInfo": &mcp.Implementation{Name: "tmux", Title: "<tmux> & co", Version: "dev"}}
+		if !bytes.Contains(sdkEncoding(t, &r), []byte(`"resultType":"complete"`)) {
+			t.Fatalf("the result type did not survive decoding: %s", sdkEncoding(t, &r))
+		}
+		return &r
+	}
 	for _, tc := range []struct {
 		name string
 		res  *mcp.CallToolResult
@@ -51,6 +66,8 @@ func TestEncodedResultMatchesSDK(t *testing.T) {
 		{"small", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "small"}}}, true},
 		{"a small object, as get_pane_info answers", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"pane_id":"%1","title":"<b> & é"}`}}, StructuredContent: json.RawMessage(`{"pane_id":"%1","title":"<b> & é"}`)}, true},
 		{"empty text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{}}}, true},
+		{"stamped for a 2026-07-28 client", stamped(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: odd}}, StructuredContent: json.RawMessage(`{"result":"x"}`)}), true},
+		{"stamped, an error", stamped(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "failed <b>"}}, IsError: true}), true},
 		{"structured with whitespace", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}, StructuredContent: json.RawMessage(`{"a": 1}`)}, false},
 		{"structured not raw", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}, StructuredContent: map[string]any{"a": 1}}, false},
 		{"an image", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}, &mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png"}}}, false},
@@ -143,4 +160,20 @@ func FuzzEncodedResultMatchesSDK(f *testing.F) {
 			t.Fatalf("encoding differs from the SDK's\n got: %q\nwant: %q", raw, want)
 		}
 	})
+}
+
+// TestEncodedResultsCarryTheSDKStamp: a result we encode, small or over
+// the 16 KB that were once the threshold, reaches a 2026-07-28 client with
+// the server info the SDK adds to every result's _meta after our
+// middleware (before, a large result went out without it).
+func TestEncodedResultsCarryTheSDKStamp(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := showText(t, e, "main", strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n", 400))
+	for _, args := range []map[string]any{{"pane_id": id}, {"pane_id": id, "start": -1000}} {
+		res := e.ok("capture_pane", args, nil)
+		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok || res.Meta["fastmcp"] == nil {
+			t.Errorf("capture_pane %v (%d bytes): _meta %v", args, len(text(res)), res.Meta)
+		}
+	}
 }
