@@ -454,17 +454,18 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		logger.Error(cfg.From["metrics"] + " is set, but metrics are served by the HTTP daemon only (serve --http): a stdio server is started by its client, often several at once, which would contend for the one metrics address and each count only its own client")
 		return 2
 	}
-	return serve(ctx, srv, stdin, stdout, logger)
+	return serve(ctx, srv, stdin, stdout, getenv, logger)
 }
 
 // serve speaks MCP on stdin/stdout until the client closes stdin or a
 // signal arrives. Either way every call in flight is cancelled at once
 // (waits answer with what they have), the answers to every request already
 // read are written, and serve returns within stopBudget.
-func serve(ctx context.Context, srv *server.Server, stdin io.Reader, stdout io.Writer, logger *slog.Logger) int {
+func serve(ctx context.Context, srv *server.Server, stdin io.Reader, stdout io.Writer, getenv config.Getenv, logger *slog.Logger) int {
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
 		logger.Info("tmux-mcp speaks MCP on stdin/stdout; an MCP client should start it. Try `tmux-mcp doctor` or `tmux-mcp --help`.")
 	}
+	stdin, stdout = processStdio(stdin, stdout, getenv, logger)
 	fr := stdio.New(stdin, stdout)
 	fr.Log = logger
 	srv.SetSplicer(fr.Splice)

@@ -28,7 +28,7 @@ func sdkEncoding(t *testing.T, res any) []byte {
 // characters, U+2028, control characters, invalid UTF-8, non-ASCII) and
 // every part of a result; shapes it does not make are left to the SDK.
 func TestEncodedResultMatchesSDK(t *testing.T) {
-	big := strings.Repeat("x", encodeMin)
+	big := strings.Repeat("x", 16<<10)
 	odd := "<a href=\"x\">&amp;</a>\u2028\u2029\x00\x1f\t\n\\ é ünï \xff\xfe 日本 \U0001F600 "
 	items := []map[string]any{}
 	for i := range 300 {
@@ -39,6 +39,21 @@ func TestEncodedResultMatchesSDK(t *testing.T) {
 		t.Fatal(err)
 	}
 	wrapped := append(append([]byte(`{"result":`), list...), '}')
+	// What the SDK stamps on a result for a 2026-07-28 client, after our
+	// middleware: its server info in _meta and an unexported result type,
+	// set here the one way open to another package (decoding).
+	stamped := func(res *mcp.CallToolResult) *mcp.CallToolResult {
+		var r mcp.CallToolResult
+		if err := json.Unmarshal([]byte(`{"content":[],"resultType":"complete"}`), &r); err != nil {
+			t.Fatal(err)
+		}
+		r.Content, r.StructuredContent, r.IsError = res.Content, res.StructuredContent, res.IsError
+		r.Meta = mcp.Meta{"fastmcp": map[string]any{"wrap_result": true}, "io.modelcontextprotocol/serverInfo": &mcp.Implementation{Name: "tmux", Title: "<tmux> & co", Version: "dev"}}
+		if !bytes.Contains(sdkEncoding(t, &r), []byte(`"resultType":"complete"`)) {
+			t.Fatalf("the result type did not survive decoding: %s", sdkEncoding(t, &r))
+		}
+		return &r
+	}
 	for _, tc := range []struct {
 		name string
 		res  *mcp.CallToolResult
@@ -48,7 +63,11 @@ func TestEncodedResultMatchesSDK(t *testing.T) {
 		{"an object without meta", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big + odd}}, StructuredContent: json.RawMessage(`{"text":"` + big + `"}`)}, true},
 		{"text only, with a note, an error", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big + odd}, &mcp.TextContent{Text: "note <b>"}}, IsError: true}, true},
 		{"meta with HTML characters", &mcp.CallToolResult{Meta: mcp.Meta{"z": "<&>", "a": map[string]any{"b": []any{1.5, "x"}}}, Content: []mcp.Content{&mcp.TextContent{Text: big}}}, true},
-		{"small", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "small"}}}, false},
+		{"small", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "small"}}}, true},
+		{"a small object, as get_pane_info answers", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: `{"pane_id":"%1","title":"<b> & é"}`}}, StructuredContent: json.RawMessage(`{"pane_id":"%1","title":"<b> & é"}`)}, true},
+		{"empty text", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{}}}, true},
+		{"stamped for a 2026-07-28 client", stamped(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: odd}}, StructuredContent: json.RawMessage(`{"result":"x"}`)}), true},
+		{"stamped, an error", stamped(&mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "failed <b>"}}, IsError: true}), true},
 		{"structured with whitespace", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}, StructuredContent: json.RawMessage(`{"a": 1}`)}, false},
 		{"structured not raw", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}}, StructuredContent: map[string]any{"a": 1}}, false},
 		{"an image", &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: big}, &mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png"}}}, false},
@@ -91,19 +110,22 @@ func TestEncodedResultSplice(t *testing.T) {
 	}
 }
 
-// TestEncodeResultsMiddleware: a large tools/call result leaves the
-// middleware encoded; a small one and other methods' results as they were.
+// TestEncodeResultsMiddleware: a tools/call result of our shape leaves the
+// middleware encoded, large or small; other shapes and other methods'
+// results as they were.
 func TestEncodeResultsMiddleware(t *testing.T) {
 	s := &Server{}
-	large := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("y", encodeMin)}}}
+	large := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: strings.Repeat("y", 16<<10)}}}
 	small := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "y"}}}
+	image := &mcp.CallToolResult{Content: []mcp.Content{&mcp.ImageContent{Data: []byte("x"), MIMEType: "image/png"}}}
 	for _, tc := range []struct {
 		method  string
 		res     mcp.Result
 		encoded bool
 	}{
 		{"tools/call", large, true},
-		{"tools/call", small, false},
+		{"tools/call", small, true},
+		{"tools/call", image, false},
 		{"prompts/get", &mcp.GetPromptResult{}, false},
 	} {
 		h := s.encodeResults(func(context.Context, string, mcp.Request) (mcp.Result, error) { return tc.res, nil })
@@ -113,6 +135,45 @@ func TestEncodeResultsMiddleware(t *testing.T) {
 		}
 		if _, encoded := got.(*encodedResult); encoded != tc.encoded {
 			t.Errorf("%s: encoded %v, want %v", tc.method, encoded, tc.encoded)
+		}
+	}
+}
+
+// FuzzEncodedResultMatchesSDK: for any text, a result as buildResult makes
+// it (the text block, and structured content holding the same text, as
+// our encoders write it) encodes byte for byte as the SDK encodes it.
+func FuzzEncodedResultMatchesSDK(f *testing.F) {
+	for _, s := range []string{"", "plain", "<a>&</a>", "\u2028\u2029", "\x00\x1f\x7f", "\xff\xfe", "日本 \U0001F600", `"\\"`} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, isError bool) {
+		structured, err := marshalJSON(map[string]any{"text": s, "list": []string{s, s}})
+		if err != nil {
+			t.Skip(err)
+		}
+		res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}, StructuredContent: json.RawMessage(structured), IsError: isError}
+		raw, ok := encodeResult(res)
+		if !ok {
+			t.Fatalf("not encoded: %q", structured)
+		}
+		if want := sdkEncoding(t, res); !bytes.Equal(raw, want) {
+			t.Fatalf("encoding differs from the SDK's\n got: %q\nwant: %q", raw, want)
+		}
+	})
+}
+
+// TestEncodedResultsCarryTheSDKStamp: a result we encode, small or over
+// the 16 KB that were once the threshold, reaches a 2026-07-28 client with
+// the server info the SDK adds to every result's _meta after our
+// middleware (before, a large result went out without it).
+func TestEncodedResultsCarryTheSDKStamp(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := showText(t, e, "main", strings.Repeat("0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n", 400))
+	for _, args := range []map[string]any{{"pane_id": id}, {"pane_id": id, "start": -1000}} {
+		res := e.ok("capture_pane", args, nil)
+		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok || res.Meta["fastmcp"] == nil {
+			t.Errorf("capture_pane %v (%d bytes): _meta %v", args, len(text(res)), res.Meta)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/control"
@@ -44,13 +45,16 @@ var ErrHostUnreachable = errors.New("remote host unreachable")
 // safeWord is a word a remote login shell of any common family (sh, bash,
 // zsh, fish, csh) takes literally: no quoting, globbing, expansion,
 // separators or comments. A leading '-' is refused so that a value can
-// never become an option.
-var safeWord = regexp.MustCompile(`^[A-Za-z0-9._/+@][A-Za-z0-9._/+@,=:-]*$`)
+// never become an option. Compiled on first use: only remote hosts need it,
+// and package init runs on every start-up.
+var safeWord = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[A-Za-z0-9._/+@][A-Za-z0-9._/+@,=:-]*$`)
+})
 
 // CheckRemoteWord reports whether s may appear as one word of a remote
 // command line (a tmux binary or a socket name or path of a remote host).
 func CheckRemoteWord(what, s string) error {
-	if !safeWord.MatchString(s) || len(s) > 256 {
+	if !safeWord().MatchString(s) || len(s) > 256 {
 		return fmt.Errorf("%w: %s must be letters, digits and . _ / + @ , = : - (not first), at most 256", ErrBadRemoteWord, what)
 	}
 	return nil

@@ -19,8 +19,18 @@
 // A fresh Node process per start-up (FRESH rounds) shows what a client that
 // connects once pays: there ajv's own code is not yet optimized by V8.
 //
+// Two official TS clients are measured: @modelcontextprotocol/sdk 1.x
+// (Client.listTools compiles a validator for every output schema at once)
+// and @modelcontextprotocol/client 2.x (listTools compiles none; the first
+// callTool compiles them all). So each is timed to the tools/list answer
+// and to the answer of a first call (list_sessions, Kcrong's session_list):
+// what a client waits for before it can offer the tools, and before its
+// first tool result.
+//
 // Settings: ROUNDS (30), FRESH (10), COMPILES (60).
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { Client as ClientV2 } from "@modelcontextprotocol/client";
+import { StdioClientTransport as StdioClientTransportV2 } from "@modelcontextprotocol/client/stdio";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
 import { execFileSync } from "node:child_process";
@@ -34,30 +44,37 @@ const COMPILES = Number(env.COMPILES || 60);
 const FRESH = Number(env.FRESH || 10);
 
 const oursEnv = { TMUX_MCP_SOCKET_PATH: env.OURS_SOCKET, TMUX_MCP_TMUX_BIN: env.TMUX_BIN, TMUX_MCP_AUDIT_LOG: "/dev/null" };
-const servers = [{ name: "ours", command: env.OURS_BIN, env: oursEnv }];
-if (env.BASE_BIN) servers.push({ name: "ours-before", command: env.BASE_BIN, env: oursEnv });
-if (env.KCRONG_BIN) servers.push({ name: "Kcrong", command: env.KCRONG_BIN, env: { TMUX_MCP_SOCKET: env.KCRONG_SOCKET, TMUX_MCP_TMUX_BIN: env.TMUX_BIN } });
+const servers = [{ name: "ours", command: env.OURS_BIN, env: oursEnv, first: "list_sessions" }];
+if (env.BASE_BIN) servers.push({ name: "ours-before", command: env.BASE_BIN, env: oursEnv, first: "list_sessions" });
+if (env.KCRONG_BIN) servers.push({ name: "Kcrong", command: env.KCRONG_BIN, env: { TMUX_MCP_SOCKET: env.KCRONG_SOCKET, TMUX_MCP_TMUX_BIN: env.TMUX_BIN }, first: "session_list" });
 
-async function tsColdStart(s) {
+// tsColdStart spawns s through an official TS client (v2: the 2.x
+// package) and times connect, listTools and a first tools/call.
+async function tsColdStart(s, v2 = false) {
   const t0 = performance.now();
-  const transport = new StdioClientTransport({ command: s.command, args: [], env: baseEnv(s.env), stderr: "ignore" });
-  const client = new Client({ name: "bench-cold", version: "0" });
+  const T = v2 ? StdioClientTransportV2 : StdioClientTransport;
+  const C = v2 ? ClientV2 : Client;
+  const transport = new T({ command: s.command, args: [], env: baseEnv(s.env), stderr: "ignore" });
+  const client = new C({ name: "bench-cold", version: "0" });
   await client.connect(transport);
   const t1 = performance.now();
   const cpu = process.cpuUsage();
   const list = await client.listTools();
   const t2 = performance.now();
   const used = process.cpuUsage(cpu);
+  const res = await client.callTool({ name: s.first, arguments: {} });
+  const t3 = performance.now();
+  if (res.isError) throw new Error(`${s.name} ${s.first}: ${JSON.stringify(res.content)}`);
   await client.close();
-  return { total: t2 - t0, connect: t1 - t0, list: t2 - t1, listCPU: (used.user + used.system) / 1000, tools: list.tools };
+  return { total: t2 - t0, connect: t1 - t0, list: t2 - t1, listCPU: (used.user + used.system) / 1000, first: t3 - t0, tools: list.tools };
 }
 
 // ONE_SHOT=<server name>: one TS client cold start in this fresh process
 // (ajv's code not yet compiled by V8, as in a client that connects once),
 // printed as JSON for the parent's "fresh process" row.
 if (env.ONE_SHOT) {
-  const c = await tsColdStart(servers.find((s) => s.name === env.ONE_SHOT));
-  console.log(JSON.stringify({ total: c.total, list: c.list }));
+  const c = await tsColdStart(servers.find((s) => s.name === env.ONE_SHOT), env.ONE_SHOT_V2 === "1");
+  console.log(JSON.stringify({ total: c.total, list: c.list, first: c.first }));
   process.exit(0);
 }
 
@@ -72,7 +89,11 @@ for (let r = 0; r < ROUNDS; r++) {
     put(s.name, "connect", c.connect);
     put(s.name, "list", c.list);
     put(s.name, "listCPU", c.listCPU);
+    put(s.name, "tsFirst", c.first);
     lists[s.name] = c.tools;
+    const c2 = await tsColdStart(s, true);
+    put(s.name, "ts2", c2.total);
+    put(s.name, "ts2First", c2.first);
     put(s.name, "raw", await rawColdStart(s, "bench-cold"));
   }
 }
@@ -80,9 +101,14 @@ for (let r = 0; r < ROUNDS; r++) {
 for (let r = 0; r < FRESH; r++) {
   for (const s of servers.map((_, i) => servers[(i + r) % servers.length])) {
     const out = execFileSync(process.execPath, [fileURLToPath(import.meta.url)], { env: { ...env, ONE_SHOT: s.name } });
-    const { total, list } = JSON.parse(out);
+    const { total, list, first } = JSON.parse(out);
     put(s.name, "fresh", total);
     put(s.name, "freshList", list);
+    put(s.name, "freshFirst", first);
+    const out2 = execFileSync(process.execPath, [fileURLToPath(import.meta.url)], { env: { ...env, ONE_SHOT: s.name, ONE_SHOT_V2: "1" } });
+    const f2 = JSON.parse(out2);
+    put(s.name, "fresh2", f2.total);
+    put(s.name, "fresh2First", f2.first);
   }
 }
 
@@ -106,13 +132,19 @@ for (let r = 0; r <= COMPILES; r++) {
 
 const peer = env.KCRONG_BIN ? "Kcrong" : null;
 const rows = [
-  ["ts", "cold start to tools/list, TS SDK client"],
+  ["ts", "cold start to tools/list, TS SDK client 1.x"],
   ["connect", "  of which connect (initialize)"],
   ["list", "  of which listTools (parse + validator compilation)"],
   ["listCPU", "  listTools, the client's CPU time"],
+  ["tsFirst", "cold start to a first call's answer, TS SDK client 1.x"],
+  ["ts2", "cold start to tools/list, TS client 2.x"],
+  ["ts2First", "cold start to a first call's answer, TS client 2.x (compiles the validators)"],
   ["raw", "cold start to tools/list, raw JSON-RPC client"],
-  ["fresh", "TS SDK client in a fresh Node process (first connection)"],
+  ["fresh", "TS SDK client 1.x in a fresh Node process (first connection)"],
   ["freshList", "  of which listTools"],
+  ["freshFirst", "  to a first call's answer"],
+  ["fresh2", "TS client 2.x in a fresh Node process, to tools/list"],
+  ["fresh2First", "  to a first call's answer"],
   ["compile", "in-Node: new validator + getValidator per outputSchema"],
   ["compileCPU", "  the same, CPU time (steadier on a loaded machine)"],
 ];

@@ -387,3 +387,16 @@ func escape(data []byte) []byte {
 	}
 	return out
 }
+
+// BenchmarkJoin quotes what a get_pane_info sends: display-message with
+// an 18-field format and the reply's end marker.
+func BenchmarkJoin(b *testing.B) {
+	format := "\x1e#{pane_id}\x1f#{pane_index}\x1f#{pane_left}\x1f#{pane_top}\x1f#{pane_width}\x1f#{pane_height}\x1f#{pane_at_right}\x1f#{pane_at_top}\x1f#{pane_at_bottom}\x1f#{pane_tty}\x1f#{pane_pid}\x1f#{pane_title}\x1f#{pane_active}\x1f#{window_id}\x1f#{session_id}\x1f#{socket_path}\x1f#{pane_current_command}\x1f#{pane_current_path}\ntmux-mcp-37f00b5bd8c761c5c0e32f1e-end"
+	argv := []string{"display-message", "-p", "-t", "%0", format}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Join(argv); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

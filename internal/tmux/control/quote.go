@@ -29,47 +29,82 @@ func QuoteArg(a string) (string, error) {
 	if strings.IndexByte(a, 0) >= 0 {
 		return "", ErrNUL
 	}
-	var b strings.Builder
-	b.Grow(len(a) + 2)
-	b.WriteByte('"')
-	for i := 0; i < len(a); i++ {
-		c := a[i]
-		switch {
-		case c == '\\' || c == '"' || c == '$' || c == '~':
-			b.WriteByte('\\')
-			b.WriteByte(c)
-		case c < 0x20 || c == 0x7f || c == 0xff:
-			b.WriteByte('\\')
-			b.WriteByte('0' + c>>6)
-			b.WriteByte('0' + (c>>3)&7)
-			b.WriteByte('0' + c&7)
-		default:
-			b.WriteByte(c)
-		}
+	return string(appendArg(make([]byte, 0, len(a)+2), a)), nil
+}
+
+// quoteClass says how QuoteArg writes each byte inside its double quotes:
+// as it is (0), after a backslash (1), or as a backslash and three octal
+// digits (2).
+var quoteClass = func() (t [256]uint8) {
+	for _, c := range []byte{'\\', '"', '$', '~'} {
+		t[c] = 1
 	}
-	b.WriteByte('"')
-	return b.String(), nil
+	for c := range 0x20 {
+		t[c] = 2
+	}
+	t[0x7f], t[0xff] = 2, 2
+	return t
+}()
+
+// appendArg appends a, which holds no NUL, to b as QuoteArg quotes it,
+// copying the runs that need no escape whole.
+func appendArg(b []byte, a string) []byte {
+	b = append(b, '"')
+	run := 0
+	for i := 0; i < len(a); i++ {
+		k := quoteClass[a[i]]
+		if k == 0 {
+			continue
+		}
+		b = append(b, a[run:i]...)
+		c := a[i]
+		if k == 1 {
+			b = append(b, '\\', c)
+		} else {
+			b = append(b, '\\', '0'+c>>6, '0'+(c>>3)&7, '0'+c&7)
+		}
+		run = i + 1
+	}
+	b = append(b, a[run:]...)
+	return append(b, '"')
+}
+
+// appendQuoted appends argv to b as Quote quotes it.
+func appendQuoted(b []byte, argv []string) ([]byte, error) {
+	if len(argv) == 0 {
+		return nil, ErrEmpty
+	}
+	for i, a := range argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, ErrNUL
+		}
+		if i > 0 {
+			b = append(b, ' ')
+		}
+		b = appendArg(b, a)
+	}
+	return b, nil
+}
+
+// quotedSize is about how long argv is quoted: its bytes, two quotes and a
+// space per word, and a little room for escapes.
+func quotedSize(argv []string) int {
+	n := 0
+	for _, a := range argv {
+		n += len(a) + 3
+	}
+	return n + n/16
 }
 
 // Quote turns an argv into one command line that tmux parses back into the
 // same argv: every word quoted with QuoteArg, joined by spaces. The result
 // never contains a newline and is never empty.
 func Quote(argv []string) (string, error) {
-	if len(argv) == 0 {
-		return "", ErrEmpty
+	b, err := appendQuoted(make([]byte, 0, quotedSize(argv)), argv)
+	if err != nil {
+		return "", err
 	}
-	var b strings.Builder
-	for i, a := range argv {
-		q, err := QuoteArg(a)
-		if err != nil {
-			return "", err
-		}
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(q)
-	}
-	return b.String(), nil
+	return string(b), nil
 }
 
 // Join quotes several commands into one line separated by " ; ", which tmux
@@ -79,13 +114,19 @@ func Join(cmds ...[]string) (string, error) {
 	if len(cmds) == 0 {
 		return "", ErrEmpty
 	}
-	parts := make([]string, len(cmds))
+	n := 0
+	for _, c := range cmds {
+		n += quotedSize(c) + 3
+	}
+	b := make([]byte, 0, n)
 	for i, c := range cmds {
-		q, err := Quote(c)
-		if err != nil {
+		if i > 0 {
+			b = append(b, " ; "...)
+		}
+		var err error
+		if b, err = appendQuoted(b, c); err != nil {
 			return "", err
 		}
-		parts[i] = q
 	}
-	return strings.Join(parts, " ; "), nil
+	return string(b), nil
 }
