@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -443,10 +444,17 @@ func TestSendKeysAndPipe(t *testing.T) {
 func TestEnterCopyModeScrollClamps(t *testing.T) {
 	e := newEnv(t)
 	e.tmux.MustRun("respawn-pane", "-k", "-t", "%0", "seq 1 3000; exec cat")
+	// The history is final once seq's last line is on the screen: two equal
+	// reads of history_size in a row were not enough on a loaded machine
+	// (seq paused between them, and the history grew by 960 lines after).
 	var hsize string
-	tmuxtest.WaitFor(t, 5*time.Second, func() bool {
+	tmuxtest.WaitFor(t, 10*time.Second, func() bool {
+		screen, _ := e.tmux.Run("capture-pane", "-p", "-t", "%0")
+		if !slices.Contains(strings.Fields(screen), "3000") {
+			return false
+		}
 		hsize, _ = e.tmux.Run("display-message", "-p", "-t", "%0", "#{history_size}")
-		return hsize != "" && hsize != "0" && hsize == e.tmux.MustRun("display-message", "-p", "-t", "%0", "#{history_size}")
+		return hsize != "" && hsize != "0"
 	})
 	h, _ := strconv.Atoi(hsize)
 	for _, c := range []struct {
