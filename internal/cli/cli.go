@@ -45,7 +45,7 @@ var version, commit, date string
 // sets GOGC or GOMEMLIMIT (see ApplyGCSettings).
 const (
 	gcPercent   = 400
-	memoryLimit = 14 << 20
+	memoryLimit = 12 << 20
 )
 
 // ApplyGCSettings tunes the Go collector for the way the server allocates:
@@ -56,11 +56,16 @@ const (
 // collector takes a fifth of the CPU; at 400 it runs far less often.
 // The memory limit is the soft cap that keeps the resident set bounded in
 // spite of that (without it the heap goal drifts to five times the live
-// heap and the server sits near 29 MB; with 14 MiB it stays near 18.5 MB,
-// with 12 MiB the limit starts so many collections that the gain is gone): when the heap nears it the collector runs early and the
-// scavenger returns freed pages to the OS. It is soft, so a large capture
-// can still exceed it (the collector then runs as it must, within the
-// runtime's own CPU cap) rather than fail. A user's GOGC or GOMEMLIMIT
+// heap and the server sits near 29 MB). It was 14 MiB until the binary
+// grew (the pane image renderer, its fonts, the metrics library: 1.75 MB,
+// ~0.8 MB more of it resident) and the server sat at 21-21.4 MB after
+// 2,000 calls; at 12 MiB it sits at 19.4 MB, for one collection per ~43
+// get_pane_info calls instead of ~64 (5-10% more CPU per call in
+// BenchmarkFloorGetPaneInfo; at 11 MiB one per ~30). When the heap nears
+// the limit the collector runs early and the scavenger returns freed pages
+// to the OS. It is soft, so a large capture can still exceed it (the
+// collector then runs as it must, within the runtime's own CPU cap) rather
+// than fail. A user's GOGC or GOMEMLIMIT
 // wins: each setting is only applied when its variable is unset.
 func ApplyGCSettings(getenv config.Getenv) {
 	if getenv("GOGC") == "" {
@@ -74,7 +79,7 @@ func ApplyGCSettings(getenv config.Getenv) {
 // httpMemoryLimit is the soft memory limit of serve --http. One daemon
 // for many clients holds each client's connections, sessions and event
 // store (about 39 MB in all with 50 clients, only ~5 MB of it heap), so the
-// stdio limit (14 MiB) is always exceeded there and the collector never
+// stdio limit (12 MiB) is always exceeded there and the collector never
 // stops: the HTTP load test measured a third of the CPU in GC and 3x fewer
 // calls per second than with 64 MiB, which was as fast as no limit.
 const httpMemoryLimit = 64 << 20
