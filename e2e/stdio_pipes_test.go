@@ -1,13 +1,16 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"os"
 	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux/tmuxtest"
@@ -81,5 +84,81 @@ func TestStdioPipesReadWithoutBlocking(t *testing.T) {
 		if len(own) != 1 {
 			t.Errorf("fd %s (%s): %d non-blocking descriptions of the same pipe (%v), want 1", std, pipe, len(own), own)
 		}
+	}
+}
+
+// TestStdioSocketsRestored runs the binary as Node's child_process starts
+// a server, with a socket pair for stdin and another for stdout, and holds
+// a copy of the server's ends (so the same descriptions): while it serves
+// they are non-blocking, and once it has exited they are blocking again.
+func TestStdioSocketsRestored(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only")
+	}
+	const oNonblock = 0o4000
+	pair := func() (server, client *os.File) {
+		fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		server, client = os.NewFile(uintptr(fds[0]), "server"), os.NewFile(uintptr(fds[1]), "client")
+		t.Cleanup(func() { server.Close(); client.Close() })
+		return server, client
+	}
+	flags := func(f *os.File) int {
+		raw, err := f.SyscallConn()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fl int
+		_ = raw.Control(func(fd uintptr) {
+			r, _, _ := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
+			fl = int(r)
+		})
+		return fl
+	}
+	ts := tmuxtest.New(t)
+	inServer, inClient := pair()
+	outServer, outClient := pair()
+	cmd := serverCmd(ts)
+	cmd.Stdin, cmd.Stdout = inServer, outServer
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	lines := bufio.NewScanner(outClient)
+	send := func(line string) {
+		if _, err := inClient.Write([]byte(line + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	read := func() string {
+		if !lines.Scan() {
+			t.Fatalf("no answer: %v", lines.Err())
+		}
+		return lines.Text()
+	}
+	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"sockets","version":"0"}}}`)
+	read()
+	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"list_sessions","arguments":{}}}`)
+	if got := read(); !strings.Contains(got, `"id":2`) || strings.Contains(got, `"isError":true`) {
+		t.Fatalf("list_sessions: %s", got)
+	}
+	if flags(inServer)&oNonblock == 0 || flags(outServer)&oNonblock == 0 {
+		t.Errorf("while serving: stdin flags %o, stdout flags %o; want both non-blocking", flags(inServer), flags(outServer))
+	}
+	inClient.Close() // end of input: the server exits
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("exit: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the server did not exit at end of input")
+	}
+	if flags(inServer)&oNonblock != 0 || flags(outServer)&oNonblock != 0 {
+		t.Errorf("after exit: stdin flags %o, stdout flags %o; want both blocking again", flags(inServer), flags(outServer))
 	}
 }

@@ -470,7 +470,8 @@ func serve(ctx context.Context, srv *server.Server, stdin io.Reader, stdout io.W
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
 		logger.Info("tmux-mcp speaks MCP on stdin/stdout; an MCP client should start it. Try `tmux-mcp doctor` or `tmux-mcp --help`.")
 	}
-	stdin, stdout = processStdio(stdin, stdout, getenv, logger)
+	stdin, stdout, restoreStdio := processStdio(stdin, stdout, getenv, logger)
+	defer restoreStdio()
 	fr := stdio.New(stdin, stdout)
 	fr.Log = logger
 	srv.SetSplicer(fr.Splice)

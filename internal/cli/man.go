@@ -27,7 +27,7 @@ var otherEnvironment = []struct{ name, meaning string }{
 	{"TMUX_PANE", "Set by tmux inside a pane: the pane the server runs in (is_caller in results)."},
 	{"TMUX_TMPDIR", "Where tmux keeps its sockets, as tmux reads it."},
 	{"GOGC, GOMEMLIMIT", "The Go collector's settings. Unset, the binary runs at GOGC=400 with a soft memory limit (12 MiB over stdio, 64 MiB for serve --http); set, they win."},
-	{"GOMAXPROCS", "How many processors the Go runtime runs on. Unset, a server on stdio pipes runs on one (its calls mostly wait on tmux, and one processor saves thread wake-ups); serve --http uses every processor; set, it wins."},
+	{"GOMAXPROCS", "How many processors the Go runtime runs on. Unset, a server on stdio pipes or sockets runs on one (its calls mostly wait on tmux, and one processor saves thread wake-ups); serve --http uses every processor; set, it wins."},
 }
 
 // roff escapes text for a man page: backslashes, hyphens (so flags copy

@@ -11,10 +11,11 @@ import (
 )
 
 // processStdio prepares the process's own stdin and stdout for serving one
-// MCP client: when both are pipes, as every client that spawns a server
-// makes them, they are read and written through non-blocking descriptions
-// of the same pipes (stdio.Pollable), and the server runs on one processor
-// (GOMAXPROCS 1) unless the user set GOMAXPROCS.
+// MCP client: when both are pipes or sockets, as every client that spawns
+// a server makes them, they are read and written without blocking a thread
+// (stdio.Pollable), and the server runs on one processor (GOMAXPROCS 1)
+// unless the user set GOMAXPROCS. restore, called when serving ends, puts
+// back the flags of a socket's description.
 //
 // Why one processor: a stdio server serves one client whose calls mostly
 // wait on tmux, a process of its own. With two or more processors the Go
@@ -30,30 +31,31 @@ import (
 // between requests until sysmon took it back (up to 10 ms per request).
 // serve --http keeps every processor: one daemon serves many clients.
 //
-// Anything else (a terminal, sockets, files, or streams that are not the
-// process's own, as in tests that run Main in-process) is returned as it
-// is, and the processors are left alone.
-func processStdio(stdin io.Reader, stdout io.Writer, getenv config.Getenv, logger *slog.Logger) (io.Reader, io.Writer) {
+// Anything else (a terminal, files, or streams that are not the process's
+// own, as in tests that run Main in-process) is returned as it is, and the
+// processors are left alone.
+func processStdio(stdin io.Reader, stdout io.Writer, getenv config.Getenv, logger *slog.Logger) (io.Reader, io.Writer, func()) {
 	in, ok := stdin.(*os.File)
 	if !ok || in != os.Stdin {
-		return stdin, stdout
+		return stdin, stdout, func() {}
 	}
 	out, ok := stdout.(*os.File)
 	if !ok || out != os.Stdout {
-		return stdin, stdout
+		return stdin, stdout, func() {}
 	}
-	pin, ok := stdio.Pollable(in, os.O_RDONLY)
+	pin, restoreIn, ok := stdio.Pollable(in, os.O_RDONLY)
 	if !ok {
-		return stdin, stdout
+		return stdin, stdout, func() {}
 	}
-	pout, ok := stdio.Pollable(out, os.O_WRONLY)
+	pout, restoreOut, ok := stdio.Pollable(out, os.O_WRONLY)
 	if !ok {
+		restoreIn()
 		pin.Close()
-		return stdin, stdout
+		return stdin, stdout, func() {}
 	}
 	if getenv("GOMAXPROCS") == "" {
 		runtime.GOMAXPROCS(1)
 	}
-	logger.Debug("stdin and stdout are pipes: read and written without blocking a thread", "gomaxprocs", runtime.GOMAXPROCS(0))
-	return pin, pout
+	logger.Debug("stdin and stdout read and written without blocking a thread", "gomaxprocs", runtime.GOMAXPROCS(0))
+	return pin, pout, func() { restoreIn(); restoreOut() }
 }

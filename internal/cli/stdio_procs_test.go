@@ -36,6 +36,15 @@ func TestProcessStdio(t *testing.T) {
 		t.Cleanup(func() { f.Close() })
 		return f
 	}
+	socketEnd := func(t *testing.T) *os.File {
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ours, peer := os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "peer")
+		t.Cleanup(func() { ours.Close(); peer.Close() })
+		return ours
+	}
 	type streams struct {
 		in, out  *os.File
 		passIn   io.Reader // what serve is given, when not the process's own
@@ -58,6 +67,10 @@ func TestProcessStdio(t *testing.T) {
 			_, outW := blockingPipe(t)
 			return streams{in: inR, out: outW}
 		}, "2", true, false},
+		{"sockets", func(t *testing.T) streams {
+			in := socketEnd(t)
+			return streams{in: in, out: socketEnd(t)}
+		}, "", true, true},
 		{"stdout a file", func(t *testing.T) streams {
 			inR, _ := blockingPipe(t)
 			return streams{in: inR, out: regular(t)}
@@ -89,7 +102,8 @@ func TestProcessStdio(t *testing.T) {
 				in, out = s.passIn, s.passOutW
 			}
 			env := map[string]string{"GOMAXPROCS": tc.gomaxprocs}
-			gotIn, gotOut := processStdio(in, out, func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
+			gotIn, gotOut, restore := processStdio(in, out, func(k string) string { return env[k] }, slog.New(slog.DiscardHandler))
+			t.Cleanup(restore)
 			changed := gotIn != in || gotOut != out
 			if changed != tc.pollable {
 				t.Errorf("streams replaced: %v, want %v", changed, tc.pollable)

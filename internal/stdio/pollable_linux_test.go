@@ -45,7 +45,7 @@ func blockingPipe(t *testing.T) (r, w *os.File) {
 
 func TestPollableReadsTheSamePipeWithoutBlockingTheClients(t *testing.T) {
 	r, w := blockingPipe(t)
-	pr, ok := Pollable(r, os.O_RDONLY)
+	pr, _, ok := Pollable(r, os.O_RDONLY)
 	if !ok || pr == r {
 		t.Fatalf("Pollable(pipe) = %v, %v; want a new file", pr, ok)
 	}
@@ -72,7 +72,7 @@ func TestPollableReadsTheSamePipeWithoutBlockingTheClients(t *testing.T) {
 
 func TestPollableWritesTheSamePipe(t *testing.T) {
 	r, w := blockingPipe(t)
-	pw, ok := Pollable(w, os.O_WRONLY)
+	pw, _, ok := Pollable(w, os.O_WRONLY)
 	if !ok {
 		t.Fatal("Pollable(write end) failed")
 	}
@@ -109,7 +109,7 @@ func TestPollableWritesTheSamePipe(t *testing.T) {
 // blocking read(2) on stdin does not.
 func TestPollableReadEndsOnClose(t *testing.T) {
 	r, _ := blockingPipe(t)
-	pr, ok := Pollable(r, os.O_RDONLY)
+	pr, _, ok := Pollable(r, os.O_RDONLY)
 	if !ok {
 		t.Fatal("Pollable(pipe) failed")
 	}
@@ -130,6 +130,56 @@ func TestPollableReadEndsOnClose(t *testing.T) {
 	}
 }
 
+// A socket (Node's child_process gives a child socket pairs) is read and
+// written through a non-blocking duplicate, and restore makes its
+// description blocking again.
+func TestPollableSocket(t *testing.T) {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ours, peer := os.NewFile(uintptr(fds[0]), "ours"), os.NewFile(uintptr(fds[1]), "peer")
+	defer ours.Close()
+	defer peer.Close()
+	ps, restore, ok := Pollable(ours, os.O_RDONLY)
+	if !ok || ps == ours {
+		t.Fatalf("Pollable(socket) = %v, %v", ps, ok)
+	}
+	if !nonblocking(t, ps) {
+		t.Error("the duplicate is blocking")
+	}
+	if _, err := peer.Write([]byte("ping\n")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 16)
+	if n, err := ps.Read(buf); err != nil || string(buf[:n]) != "ping\n" {
+		t.Fatalf("read %q, %v", buf[:n], err)
+	}
+	if _, err := ps.Write([]byte("pong\n")); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := peer.Read(buf); err != nil || string(buf[:n]) != "pong\n" {
+		t.Fatalf("peer read %q, %v", buf[:n], err)
+	}
+	// A read waiting in the poller ends on Close.
+	done := make(chan error, 1)
+	go func() { _, err := ps.Read(buf); done <- err }()
+	time.Sleep(20 * time.Millisecond)
+	ps.Close()
+	select {
+	case err := <-done:
+		if !errors.Is(err, os.ErrClosed) {
+			t.Errorf("read ended with %v, want os.ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("read did not end on Close")
+	}
+	restore()
+	if nonblocking(t, ours) {
+		t.Error("after restore the description is still non-blocking")
+	}
+}
+
 func TestPollableLeavesOtherFilesAlone(t *testing.T) {
 	regular, err := os.Create(filepath.Join(t.TempDir(), "f"))
 	if err != nil {
@@ -141,19 +191,12 @@ func TestPollableLeavesOtherFilesAlone(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer devnull.Close()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sock := os.NewFile(uintptr(fds[0]), "socket")
-	defer sock.Close()
-	defer unix.Close(fds[1])
 	for _, tc := range []struct {
 		name string
 		f    *os.File
-	}{{"regular file", regular}, {"character device", devnull}, {"socket", sock}} {
+	}{{"regular file", regular}, {"character device", devnull}} {
 		t.Run(tc.name, func(t *testing.T) {
-			got, ok := Pollable(tc.f, os.O_RDONLY)
+			got, _, ok := Pollable(tc.f, os.O_RDONLY)
 			if ok || got != tc.f {
 				t.Fatalf("Pollable = %v, %v; want the file itself, false", got, ok)
 			}
