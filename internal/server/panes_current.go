@@ -42,11 +42,11 @@ var derivedFields = []string{"pane_current_command", "pane_current_path", "socke
 	"pane_at_right", "pane_at_top", "pane_at_bottom", "pane_index", "pane_active"}
 
 // windowRowFields are asked once per window of a listing of the server or
-// of a session (#{pane_id} there is the window's active pane), with the
-// server's pid and socket path (the free-form path last), so the listing
-// is two commands.
+// of a session (#{pane_id} there is the window's active pane), with its
+// session, its layout (panes_layout.go) and the server's pid and socket
+// path (the free-form path last), so the listing is two commands.
 var windowRowFields = []string{"window_id", "window_width", "window_height", "pane-base-index", "pane_id",
-	"pane-border-status", "pid", "socket_path"}
+	"pane-border-status", "session_id", "window_layout", "pid", "socket_path"}
 
 // windowScopeFields are what a listing of one window asks per pane instead
 // of a window row: the fields windowEdges and paneIndexes compute, and the
@@ -160,16 +160,13 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 		go func() { early <- foreground.ReadServerChildren(hint, c.fgOptions) }()
 	}
 	perWindow := byWindowRows(scope)
-	if !perWindow {
-		fields = append(slices.DeleteFunc(slices.Clone(fields), func(f string) bool {
-			return slices.Contains(windowScopeFields, f)
-		}), windowScopeFields...)
+	rows, wins, err := c.listPanesAt(ctx, sock, scope, fields, perWindow, true)
+	if err == nil && perWindow && !layoutPanes(rows, wins) {
+		// A layout that does not account for its panes: tmux is asked
+		// for the layout fields per pane.
+		c.layoutAsked.Add(1)
+		rows, wins, err = c.listPanesAt(ctx, sock, scope, fields, perWindow, false)
 	}
-	cmds := []tmux.Command{append(tmux.Command{"list-panes"}, append(slices.Clone(scope), "-F", tmux.Format(fields...))...)}
-	if perWindow {
-		cmds = append(cmds, windowsOf(scope))
-	}
-	outs, err := c.tmux.Run(ctx, sock, cmds...)
 	var procs map[int]foreground.PaneProc
 	if early != nil {
 		procs = <-early
@@ -177,17 +174,9 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 	if err != nil {
 		return nil, err
 	}
-	rows, err := tmux.ParseRows(outs[0], fields)
-	if err != nil {
-		return nil, err
-	}
 	server := tmux.Row{}
 	byWindow := map[string]tmux.Row{}
 	if perWindow {
-		wins, err := tmux.ParseRows(outs[1], windowRowFields)
-		if err != nil {
-			return nil, err
-		}
 		for _, w := range wins {
 			byWindow[w["window_id"]] = w
 		}
@@ -245,6 +234,41 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 		}
 	}
 	return rows, nil
+}
+
+// listPanesAt runs the listing of scope with fields per pane, in one
+// command list with the scope's window rows when perWindow. With
+// fromLayout, the layout fields are not asked per pane (layoutAsk): the
+// rows then carry zoomedGeometry for layoutPanes. Rows are as tmux gave
+// them, duplicates and all.
+func (c *Call) listPanesAt(ctx context.Context, sock tmux.Socket, scope, fields []string, perWindow, fromLayout bool) (rows, wins []tmux.Row, err error) {
+	if !perWindow {
+		fields = append(slices.DeleteFunc(slices.Clone(fields), func(f string) bool {
+			return slices.Contains(windowScopeFields, f)
+		}), windowScopeFields...)
+	} else if fromLayout {
+		fields = layoutAsk(fields)
+	}
+	cmds := []tmux.Command{append(tmux.Command{"list-panes"}, append(slices.Clone(scope), "-F", tmux.Format(fields...))...)}
+	if perWindow {
+		cmds = append(cmds, windowsOf(scope))
+	}
+	outs, err := c.tmux.Run(ctx, sock, cmds...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rows, err = tmux.ParseRows(outs[0], fields); err != nil {
+		return nil, nil, err
+	}
+	if perWindow {
+		if wins, err = tmux.ParseRows(outs[1], windowRowFields); err != nil {
+			return nil, nil, err
+		}
+		if c.testWindowRows != nil {
+			c.testWindowRows(wins)
+		}
+	}
+	return rows, wins, nil
 }
 
 // currentFromOS reports whether a listing with fields may read the current
