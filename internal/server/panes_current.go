@@ -46,7 +46,7 @@ var derivedFields = []string{"pane_current_command", "pane_current_path", "socke
 // session, its layout (panes_layout.go) and the server's pid and socket
 // path (the free-form path last), so the listing is two commands.
 var windowRowFields = []string{"window_id", "window_width", "window_height", "pane-base-index", "pane_id",
-	"pane-border-status", "session_id", "window_layout", "pid", "socket_path"}
+	"pane-border-status", "session_id", "window_zoomed_flag", "window_layout", "pid", "socket_path"}
 
 // windowScopeFields are what a listing of one window asks per pane instead
 // of a window row: the fields windowEdges and paneIndexes compute, and the
@@ -152,27 +152,33 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 	}
 	// The whole server: its children are read while tmux answers, when
 	// its pid is known before (the control connection's server, or the one
-	// the last listing met; the answer's own pid decides either way).
-	var early chan map[int]foreground.PaneProc
+	// the last listing met; the answer's own pid decides either way), and
+	// this goroutine joins the read once its own part of the rows is done.
+	var early *foreground.ChildrenRead
 	hint := c.serverPIDHint(sock)
 	if hint > 0 && slices.Equal(scope, []string{"-a"}) {
-		early = make(chan map[int]foreground.PaneProc, 1)
-		go func() { early <- foreground.ReadServerChildren(hint, c.fgOptions) }()
+		early = foreground.StartServerChildren(hint, c.fgOptions)
 	}
 	perWindow := byWindowRows(scope)
 	rows, wins, err := c.listPanesAt(ctx, sock, scope, fields, perWindow, true)
-	if err == nil && perWindow && !layoutPanes(rows, wins) {
-		// A layout that does not account for its panes: tmux is asked
-		// for the layout fields per pane.
-		c.layoutAsked.Add(1)
-		rows, wins, err = c.listPanesAt(ctx, sock, scope, fields, perWindow, false)
-	}
-	var procs map[int]foreground.PaneProc
-	if early != nil {
-		procs = <-early
-	}
 	if err != nil {
 		return nil, err
+	}
+	if perWindow {
+		zoomed, ok := layoutPanes(rows, wins)
+		if ok && len(zoomed) > 0 {
+			ok, err = c.zoomedGeometry(ctx, sock, scope, zoomed)
+		}
+		if err == nil && !ok {
+			// A layout that does not account for its panes, or a zoomed
+			// window changed in between: tmux is asked for the layout
+			// fields per pane.
+			c.layoutAsked.Add(1)
+			rows, wins, err = c.listPanesAt(ctx, sock, scope, fields, perWindow, false)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	server := tmux.Row{}
 	byWindow := map[string]tmux.Row{}
@@ -191,16 +197,19 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 	if serverPID > 0 {
 		c.pidHints.Store(sock.String(), serverPID)
 	}
-	if hint != serverPID {
-		procs = nil // another server than the one read early
-	}
 	rows = tmux.DedupeBy(c.scopeRows(rows, "pane_id"), "pane_id")
-	var missing []int
 	for _, r := range rows {
 		r["socket_path"] = server["socket_path"]
 		if perWindow {
 			windowEdges(r, byWindow[r["window_id"]])
 		}
+	}
+	var procs map[int]foreground.PaneProc
+	if early != nil && hint == serverPID { // else another server than the one read early
+		procs = early.Wait()
+	}
+	var missing []int
+	for _, r := range rows {
 		if pid, err := strconv.Atoi(r["pane_pid"]); err == nil {
 			if _, ok := procs[pid]; !ok {
 				missing = append(missing, pid)
@@ -238,9 +247,8 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 
 // listPanesAt runs the listing of scope with fields per pane, in one
 // command list with the scope's window rows when perWindow. With
-// fromLayout, the layout fields are not asked per pane (layoutAsk): the
-// rows then carry zoomedGeometry for layoutPanes. Rows are as tmux gave
-// them, duplicates and all.
+// fromLayout, the layout fields are not asked per pane (layoutAsk: see
+// layoutPanes). Rows are as tmux gave them, duplicates and all.
 func (c *Call) listPanesAt(ctx context.Context, sock tmux.Socket, scope, fields []string, perWindow, fromLayout bool) (rows, wins []tmux.Row, err error) {
 	if !perWindow {
 		fields = append(slices.DeleteFunc(slices.Clone(fields), func(f string) bool {

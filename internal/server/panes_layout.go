@@ -1,9 +1,9 @@
 package server
 
 import (
+	"context"
 	"slices"
 	"strconv"
-	"strings"
 
 	"github.com/tmux-mcp/tmux-mcp/internal/tmux"
 )
@@ -27,30 +27,20 @@ import (
 // them instead of asking per pane.
 var layoutFields = []string{"pane_left", "pane_top", "pane_width", "pane_height", "window_id", "session_id"}
 
-// zoomedGeometry is asked per pane in place of the layout fields: empty,
-// except in a zoomed window, where it is the pane's own place and size.
-// A zoomed window's #{window_layout} is the layout saved when it was
-// zoomed and its other panes keep the place and size they had then, which
-// a pane-border-status set while zoomed does not change (layout_fix_panes
-// skips panes without a cell); tmux's own answer is the only safe one
-// there. The condition costs tmux one lookup per pane.
-const zoomedGeometry = "?window_zoomed_flag,#{pane_left} #{pane_top} #{pane_width} #{pane_height},"
+// geometryFields are a pane's place and size, asked of tmux for the panes
+// of a zoomed window: its #{window_layout} is the layout saved when it was
+// zoomed, and its hidden panes keep the place and size they had then,
+// which a pane-border-status set while it is zoomed does not change
+// (layout_fix_panes skips panes without a cell). tmux's own answer is the
+// only safe one there; a condition per pane in the first listing would
+// cost tmux ~0.6 ms per 500 panes, more than a field, so the panes of
+// zoomed windows are asked in one more round trip, only when there are any.
+var geometryFields = []string{"pane_id", "pane_left", "pane_top", "pane_width", "pane_height"}
 
 // layoutAsk is what a listing with window rows asks per pane of fields:
-// fields without the layout fields, with zoomedGeometry before the last
-// field (which stays last: see tmux.ParseRows).
+// fields without the layout fields.
 func layoutAsk(fields []string) []string {
-	out := make([]string, 0, len(fields)+1)
-	for _, f := range fields {
-		if !slices.Contains(layoutFields, f) {
-			out = append(out, f)
-		}
-	}
-	if len(out) == 0 {
-		return []string{zoomedGeometry}
-	}
-	last := len(out) - 1
-	return append(append(out[:last:last], zoomedGeometry), out[last])
+	return slices.DeleteFunc(slices.Clone(fields), func(f string) bool { return slices.Contains(layoutFields, f) })
 }
 
 // paneCell is a pane's cell in a window layout.
@@ -121,21 +111,22 @@ func (c paneCell) geometry(status string) (left, top, width, height int, ok bool
 // (see above): rows, as list-panes gave them, come in one group per window
 // row, each group the panes of that window's layout in the window's own
 // order (so a pane's place in its group plus the window's pane-base-index
-// is its index). A pane in a zoomed window takes its place and size from
-// its zoomedGeometry field instead.
-// A field a row has already is kept. ok is false, and rows may be partly
-// filled, when a layout cannot be read or does not name exactly its
-// group's panes, or the groups do not cover the rows.
-func layoutPanes(rows, wins []tmux.Row) (ok bool) {
+// is its index). The panes of a zoomed window get all but their place and
+// size, and are returned in zoomed (see geometryFields). A field a row has
+// already is kept. ok is false, and rows may be partly filled, when a
+// layout cannot be read or does not name exactly its group's panes, or
+// the groups do not cover the rows.
+func layoutPanes(rows, wins []tmux.Row) (zoomed []tmux.Row, ok bool) {
 	i := 0
 	for _, w := range wins {
 		cells, ok := layoutPaneCells(w["window_layout"])
 		if !ok || len(cells) > len(rows)-i {
-			return false
+			return nil, false
 		}
 		group := rows[i : i+len(cells)]
 		i += len(cells)
 		used := make([]bool, len(cells))
+		base, errBase := strconv.Atoi(w["pane-base-index"])
 		for k, r := range group {
 			// The layout's order is usually the panes' own.
 			at := -1
@@ -150,47 +141,55 @@ func layoutPanes(rows, wins []tmux.Row) (ok bool) {
 				}
 			}
 			if at < 0 || used[at] {
-				return false
+				return nil, false
 			}
 			used[at] = true
-			left, top, width, height, ok := cells[at].geometry(w["pane-border-status"])
-			if z := r[zoomedGeometry]; z != "" {
-				var g [4]int
-				if left, top, width, height, ok = parseGeometry(z, g[:]); !ok {
-					return false
+			if w["window_zoomed_flag"] != "0" {
+				zoomed = append(zoomed, r)
+			} else {
+				left, top, width, height, ok := cells[at].geometry(w["pane-border-status"])
+				if !ok {
+					return nil, false
 				}
-			} else if !ok {
-				return false
+				setAbsent(r, "pane_left", strconv.Itoa(left))
+				setAbsent(r, "pane_top", strconv.Itoa(top))
+				setAbsent(r, "pane_width", strconv.Itoa(width))
+				setAbsent(r, "pane_height", strconv.Itoa(height))
 			}
-			setAbsent(r, "pane_left", strconv.Itoa(left))
-			setAbsent(r, "pane_top", strconv.Itoa(top))
-			setAbsent(r, "pane_width", strconv.Itoa(width))
-			setAbsent(r, "pane_height", strconv.Itoa(height))
-			if base, err := strconv.Atoi(w["pane-base-index"]); err == nil {
+			if errBase == nil {
 				setAbsent(r, "pane_index", strconv.Itoa(base+k))
 			}
 			setAbsent(r, "window_id", w["window_id"])
 			setAbsent(r, "session_id", w["session_id"])
-			delete(r, zoomedGeometry)
 		}
 	}
-	return i == len(rows)
+	return zoomed, i == len(rows)
 }
 
-// parseGeometry reads zoomedGeometry's four numbers.
-func parseGeometry(s string, g []int) (left, top, width, height int, ok bool) {
-	f := strings.Fields(s)
-	if len(f) != len(g) {
-		return 0, 0, 0, 0, false
+// zoomedGeometry asks tmux the place and size of the zoomed rows' panes:
+// one listing of the scope's zoomed windows (it fails only if the scope
+// itself is gone). ok is false when a pane is not in the answer (its
+// window was unzoomed, or it ended, in between).
+func (c *Call) zoomedGeometry(ctx context.Context, sock tmux.Socket, scope []string, zoomed []tmux.Row) (ok bool, err error) {
+	cmd := append(append(tmux.Command{"list-panes"}, scope...), "-f", "#{window_zoomed_flag}")
+	got, err := c.tmux.Rows(ctx, sock, cmd, geometryFields)
+	if err != nil {
+		return false, err
 	}
-	for k := range f {
-		v, err := strconv.Atoi(f[k])
-		if err != nil {
-			return 0, 0, 0, 0, false
+	byID := make(map[string]tmux.Row, len(got))
+	for _, g := range got {
+		byID[g["pane_id"]] = g
+	}
+	for _, r := range zoomed {
+		g, found := byID[r["pane_id"]]
+		if !found {
+			return false, nil
 		}
-		g[k] = v
+		for _, f := range geometryFields[1:] {
+			setAbsent(r, f, g[f])
+		}
 	}
-	return g[0], g[1], g[2], g[3], true
+	return true, nil
 }
 
 func setAbsent(r tmux.Row, k, v string) {
