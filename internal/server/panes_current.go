@@ -69,12 +69,10 @@ func windowsOf(scope []string) tmux.Command {
 }
 
 // windowEdges adds to a pane's row what tmux computes from its window
-// (format.c, 3.3a): pane_active is whether it is the window's active pane;
-// pane_at_right is xoff+sx == the window's width;
-// pane_at_top is yoff == 0, or yoff == 1 under a top pane-border-status;
-// pane_at_bottom is yoff+sy == the window's height, less one under a
-// bottom pane-border-status. A field the row has already (asked for by a
-// filter) is kept; a row whose window or geometry is unknown gets none.
+// (format.c, 3.3a): pane_active is whether it is the window's active pane,
+// and its edges against the window's (atRight, atTop, atBottom). A field
+// the row has already (asked for by a filter) is kept; a row whose window
+// or geometry is unknown gets none.
 func windowEdges(r, w tmux.Row) {
 	left, errL := strconv.Atoi(r["pane_left"])
 	top, errT := strconv.Atoi(r["pane_top"])
@@ -82,32 +80,54 @@ func windowEdges(r, w tmux.Row) {
 	height, errH := strconv.Atoi(r["pane_height"])
 	ww, errWW := strconv.Atoi(w["window_width"])
 	wh, errWH := strconv.Atoi(w["window_height"])
-	flag := func(b bool) string {
-		if b {
-			return "1"
-		}
-		return "0"
-	}
-	set := func(k string, ok bool, v func() string) {
+	set := func(k string, ok bool, v func() bool) {
 		if _, have := r[k]; !have && ok {
-			r[k] = v()
+			r[k] = flag(v())
 		}
 	}
 	status := w["pane-border-status"]
-	set("pane_at_right", errL == nil && errW == nil && errWW == nil, func() string { return flag(left+width == ww) })
-	set("pane_at_top", errT == nil && w != nil, func() string {
-		if status == "top" {
-			return flag(top == 1)
+	set("pane_at_right", errL == nil && errW == nil && errWW == nil, func() bool { return atRight(left, width, ww) })
+	set("pane_at_top", errT == nil && w != nil, func() bool { return atTop(top, status) })
+	set("pane_at_bottom", errT == nil && errH == nil && errWH == nil, func() bool { return atBottom(top, height, wh, status) })
+	set("pane_active", w["pane_id"] != "", func() bool { return r["pane_id"] == w["pane_id"] })
+}
+
+// hasAll reports whether r has every one of fields.
+func hasAll(r tmux.Row, fields ...string) bool {
+	for _, f := range fields {
+		if _, ok := r[f]; !ok {
+			return false
 		}
-		return flag(top == 0)
-	})
-	set("pane_at_bottom", errT == nil && errH == nil && errWH == nil, func() string {
-		if status == "bottom" {
-			return flag(top+height == wh-1)
-		}
-		return flag(top+height == wh)
-	})
-	set("pane_active", w["pane_id"] != "", func() string { return flag(r["pane_id"] == w["pane_id"]) })
+	}
+	return true
+}
+
+// atRight is #{pane_at_right}: xoff+sx is the window's width.
+func atRight(left, width, windowWidth int) bool { return left+width == windowWidth }
+
+// atTop is #{pane_at_top}: yoff is 0, or 1 under a top pane-border-status.
+func atTop(top int, status string) bool {
+	if status == "top" {
+		return top == 1
+	}
+	return top == 0
+}
+
+// atBottom is #{pane_at_bottom}: yoff+sy is the window's height, less one
+// under a bottom pane-border-status.
+func atBottom(top, height, windowHeight int, status string) bool {
+	if status == "bottom" {
+		return top+height == windowHeight-1
+	}
+	return top+height == windowHeight
+}
+
+// flag is a format flag's value.
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
 // paneIndexes adds to rows, as list-panes gives them (each window's panes
@@ -200,7 +220,7 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 	rows = tmux.DedupeBy(c.scopeRows(rows, "pane_id"), "pane_id")
 	for _, r := range rows {
 		r["socket_path"] = server["socket_path"]
-		if perWindow {
+		if perWindow && !hasAll(r, "pane_at_right", "pane_at_top", "pane_at_bottom", "pane_active") {
 			windowEdges(r, byWindow[r["window_id"]])
 		}
 	}
@@ -265,7 +285,9 @@ func (c *Call) listPanesAt(ctx context.Context, sock tmux.Socket, scope, fields 
 	if err != nil {
 		return nil, nil, err
 	}
-	if rows, err = tmux.ParseRows(outs[0], fields); err != nil {
+	// Room for what is added to each row: the rest of paneFields, and the
+	// edges deriveEdges computes.
+	if rows, err = tmux.ParseRowsRoom(outs[0], fields, len(paneFields)+3-len(fields)); err != nil {
 		return nil, nil, err
 	}
 	if perWindow {

@@ -111,9 +111,10 @@ func (c paneCell) geometry(status string) (left, top, width, height int, ok bool
 // (see above): rows, as list-panes gave them, come in one group per window
 // row, each group the panes of that window's layout in the window's own
 // order (so a pane's place in its group plus the window's pane-base-index
-// is its index). The panes of a zoomed window get all but their place and
-// size, and are returned in zoomed (see geometryFields). A field a row has
-// already is kept. ok is false, and rows may be partly filled, when a
+// is its index), with the edges and active flag windowEdges and
+// deriveEdges would give them. The panes of a zoomed window get all but
+// their place, size and edges, and are returned in zoomed (see
+// geometryFields). A field a row has already is kept. ok is false, and rows may be partly filled, when a
 // layout cannot be read or does not name exactly its group's panes, or
 // the groups do not cover the rows.
 func layoutPanes(rows, wins []tmux.Row) (zoomed []tmux.Row, ok bool) {
@@ -127,6 +128,9 @@ func layoutPanes(rows, wins []tmux.Row) (zoomed []tmux.Row, ok bool) {
 		i += len(cells)
 		used := make([]bool, len(cells))
 		base, errBase := strconv.Atoi(w["pane-base-index"])
+		ww, errWW := strconv.Atoi(w["window_width"])
+		wh, errWH := strconv.Atoi(w["window_height"])
+		status := w["pane-border-status"]
 		for k, r := range group {
 			// The layout's order is usually the panes' own.
 			at := -1
@@ -147,14 +151,24 @@ func layoutPanes(rows, wins []tmux.Row) (zoomed []tmux.Row, ok bool) {
 			if w["window_zoomed_flag"] != "0" {
 				zoomed = append(zoomed, r)
 			} else {
-				left, top, width, height, ok := cells[at].geometry(w["pane-border-status"])
-				if !ok {
+				left, top, width, height, ok := cells[at].geometry(status)
+				if !ok || errWW != nil || errWH != nil {
 					return nil, false
 				}
 				setAbsent(r, "pane_left", strconv.Itoa(left))
 				setAbsent(r, "pane_top", strconv.Itoa(top))
 				setAbsent(r, "pane_width", strconv.Itoa(width))
 				setAbsent(r, "pane_height", strconv.Itoa(height))
+				// What windowEdges and deriveEdges would parse back.
+				setAbsent(r, "pane_at_right", flag(atRight(left, width, ww)))
+				setAbsent(r, "pane_at_top", flag(atTop(top, status)))
+				setAbsent(r, "pane_at_bottom", flag(atBottom(top, height, wh, status)))
+				setAbsent(r, "pane_right", strconv.Itoa(left+width-1))
+				setAbsent(r, "pane_bottom", strconv.Itoa(top+height-1))
+				setAbsent(r, "pane_at_left", flag(left == 0))
+			}
+			if active := w["pane_id"]; active != "" {
+				setAbsent(r, "pane_active", flag(r["pane_id"] == active))
 			}
 			if errBase == nil {
 				setAbsent(r, "pane_index", strconv.Itoa(base+k))

@@ -85,7 +85,8 @@ func TestPaneCellGeometry(t *testing.T) {
 // group exactly its layout's panes; anything else is refused.
 func TestLayoutPanesGroups(t *testing.T) {
 	win := func(id, sess, layout string) tmux.Row {
-		return tmux.Row{"window_id": id, "session_id": sess, "window_layout": layout, "pane-border-status": "off", "window_zoomed_flag": "0", "pane-base-index": "0"}
+		return tmux.Row{"window_id": id, "session_id": sess, "window_layout": layout, "pane-border-status": "off", "window_zoomed_flag": "0", "pane-base-index": "0",
+			"window_width": "80", "window_height": "24"}
 	}
 	zoomedWin := func(id, sess, layout string) tmux.Row {
 		w := win(id, sess, layout)
@@ -113,6 +114,7 @@ func TestLayoutPanesGroups(t *testing.T) {
 		{"a pane twice in a window", []tmux.Row{pane("%1"), pane("%1"), pane("%3")}, []tmux.Row{win("@1", "$0", two), win("@2", "$0", one)}, "refused"},
 		{"more rows than cells", []tmux.Row{pane("%1"), pane("%2"), pane("%3"), pane("%4")}, []tmux.Row{win("@1", "$0", two), win("@2", "$0", one)}, "refused"},
 		{"fewer rows than cells", []tmux.Row{pane("%1"), pane("%2")}, []tmux.Row{win("@1", "$0", two), win("@2", "$0", one)}, "refused"},
+		{"a window row without its size", []tmux.Row{pane("%3")}, []tmux.Row{func() tmux.Row { w := win("@2", "$0", one); delete(w, "window_height"); return w }()}, "refused"},
 		{"an unreadable layout", []tmux.Row{pane("%1"), pane("%2"), pane("%3")}, []tmux.Row{win("@1", "$0", ""), win("@2", "$0", one)}, "refused"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
