@@ -27,15 +27,19 @@ import (
 // them instead of asking per pane.
 var layoutFields = []string{"pane_left", "pane_top", "pane_width", "pane_height", "window_id", "session_id"}
 
-// geometryFields are a pane's place and size, asked of tmux for the panes
-// of a zoomed window: its #{window_layout} is the layout saved when it was
-// zoomed, and its hidden panes keep the place and size they had then,
-// which a pane-border-status set while it is zoomed does not change
-// (layout_fix_panes skips panes without a cell). tmux's own answer is the
-// only safe one there; a condition per pane in the first listing would
-// cost tmux ~0.6 ms per 500 panes, more than a field, so the panes of
-// zoomed windows are asked in one more round trip, only when there are any.
-var geometryFields = []string{"pane_id", "pane_left", "pane_top", "pane_width", "pane_height"}
+// geometryFields are a pane's place and size, edges and active flag, asked
+// of tmux for the panes of a zoomed window: its #{window_layout} is the
+// layout saved when it was zoomed, and its hidden panes keep the place and
+// size they had then, which a pane-border-status set while it is zoomed
+// does not change (layout_fix_panes skips panes without a cell). tmux's
+// own answer is the only safe one there; a condition per pane in the first
+// listing would cost tmux ~0.6 ms per 500 panes, more than a field, so the
+// panes of zoomed windows are asked in one more round trip, only when
+// there are any. The edges and the active flag come with the geometry, all
+// from that one moment: edges computed from it with the first listing's
+// pane-border-status would mix two moments.
+var geometryFields = []string{"pane_id", "pane_left", "pane_top", "pane_width", "pane_height",
+	"pane_at_right", "pane_at_top", "pane_at_bottom", "pane_active"}
 
 // layoutAsk is what a listing with window rows asks per pane of fields:
 // fields without the layout fields.
@@ -180,7 +184,7 @@ func layoutPanes(rows, wins []tmux.Row) (zoomed []tmux.Row, ok bool) {
 	return zoomed, i == len(rows)
 }
 
-// zoomedGeometry asks tmux the place and size of the zoomed rows' panes:
+// zoomedGeometry asks tmux the geometryFields of the zoomed rows' panes:
 // one listing of the scope's zoomed windows (it fails only if the scope
 // itself is gone). ok is false when a pane is not in the answer (its
 // window was unzoomed, or it ended, in between).
@@ -200,7 +204,7 @@ func (c *Call) zoomedGeometry(ctx context.Context, sock tmux.Socket, scope []str
 			return false, nil
 		}
 		for _, f := range geometryFields[1:] {
-			setAbsent(r, f, g[f])
+			r[f] = g[f]
 		}
 	}
 	return true, nil
