@@ -102,3 +102,55 @@ func fillProcesses(b *testing.B, n int) {
 	}
 	b.Logf("processes on the machine: at least %d (%d started)", have, len(started))
 }
+
+// BenchmarkReadServerChildren is list_panes's read of a tmux server's
+// panes from /proc (the current command and path of each) at 500 panes,
+// half a shell at its prompt and half sleep, as the e2e list_panes
+// benchmark builds them: StartServerChildren joined at once by Wait (two
+// goroutines), and ReadPaneProcs, the same read of a pid list spread over
+// the cores.
+func BenchmarkReadServerChildren(b *testing.B) {
+	if runtime.GOOS != "linux" {
+		b.Skip("linux")
+	}
+	s := tmuxtest.New(b)
+	panes := 1
+	for panes < 500 {
+		args := []string{"new-window", "-d", "-t", "main"}
+		for p := 0; p < 10 && panes < 500; p++ {
+			if p > 0 {
+				args = append(args, ";", "split-window", "-d", "-t", "main:{end}")
+			}
+			if panes%2 == 1 {
+				args = append(args, "sleep", "100000")
+			}
+			if p > 0 {
+				args = append(args, ";", "select-layout", "-t", "main:{end}", "tiled")
+			}
+			panes++
+		}
+		s.MustRun(args...)
+	}
+	server, _ := strconv.Atoi(s.MustRun("display-message", "-p", "#{pid}"))
+	var pids []int
+	for _, f := range strings.Fields(s.MustRun("list-panes", "-a", "-F", "#{pane_pid}")) {
+		pid, _ := strconv.Atoi(f)
+		pids = append(pids, pid)
+	}
+	time.Sleep(time.Second) // the shells start
+	if got := len(foreground.StartServerChildren(server, foreground.Options{}).Wait()); got < 500 {
+		b.Fatalf("read %d children, want 500", got)
+	}
+	b.Run("children", func(b *testing.B) {
+		for b.Loop() {
+			foreground.StartServerChildren(server, foreground.Options{}).Wait()
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/500, "µs/pane")
+	})
+	b.Run("pids", func(b *testing.B) {
+		for b.Loop() {
+			foreground.ReadPaneProcs(pids, foreground.Options{})
+		}
+		b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N)/500, "µs/pane")
+	})
+}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"golang.org/x/sys/unix"
 )
@@ -52,29 +53,86 @@ func readPaneProcs(pids []int, o Options, workers int) map[int]PaneProc {
 	return out
 }
 
-// ReadServerChildren reads every child of the process serverPID (a tmux
-// server's children are its panes' first processes, plus the jobs of
-// run-shell and the like): what ReadPaneProcs reads, found without being
-// told the panes' pids, so it can run while tmux answers for them; on one
-// goroutine, leaving the other cores to tmux and the caller. It
-// returns nil when the children cannot be listed (no such process, or a
-// kernel without /proc/PID/task/TID/children).
-func ReadServerChildren(serverPID int, o Options) map[int]PaneProc {
-	if serverPID <= 0 {
+// ChildrenRead is a read of every child of a tmux server (its panes'
+// first processes, plus the jobs of run-shell and the like): what
+// ReadPaneProcs reads, found without being told the panes' pids, so it can
+// start while tmux answers for them. It runs on one goroutine, leaving the
+// other cores to tmux; Wait joins it from the caller's.
+type ChildrenRead struct {
+	o      Options
+	listed chan struct{} // closed once pids is set
+	done   chan struct{} // closed when the goroutine has no more to read
+	pids   []int         // nil when the children cannot be listed
+	got    []PaneProc
+	okAt   []bool
+	next   atomic.Int64 // the next index of pids to read
+}
+
+// StartServerChildren starts reading the children of the process
+// serverPID. The children are listed from /proc/PID/task/TID/children;
+// a process that does not exist, or a kernel without that file, gives
+// nothing.
+func StartServerChildren(serverPID int, o Options) *ChildrenRead {
+	c := &ChildrenRead{o: o, listed: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(c.done)
+		c.pids = listChildren(serverPID, o)
+		c.got, c.okAt = make([]PaneProc, len(c.pids)), make([]bool, len(c.pids))
+		close(c.listed)
+		c.work()
+	}()
+	return c
+}
+
+// listChildren lists the children of pid; nil when they cannot be.
+func listChildren(pid int, o Options) []int {
+	if pid <= 0 {
 		return nil
 	}
 	r := newProcReader(o)
-	b, err := r.readFile(r.procPath(serverPID, "task", strconv.Itoa(serverPID), "children"))
+	b, err := r.readFile(r.procPath(pid, "task", strconv.Itoa(pid), "children"))
 	if err != nil {
 		return nil
 	}
-	var pids []int
+	pids := []int{}
 	for _, w := range bytes.Fields(b) {
 		if v, err := strconv.Atoi(string(w)); err == nil {
 			pids = append(pids, v)
 		}
 	}
-	return readPaneProcs(pids, o, 1)
+	return pids
+}
+
+// work reads children until none is left unclaimed.
+func (c *ChildrenRead) work() {
+	r := newProcReader(c.o)
+	link := make([]byte, maxPathLen)
+	for {
+		i := int(c.next.Add(1)) - 1
+		if i >= len(c.pids) {
+			return
+		}
+		c.got[i], c.okAt[i] = r.paneProc(c.pids[i], link)
+	}
+}
+
+// Wait reads, on the calling goroutine too, the children not yet read,
+// and returns them all as ReadPaneProcs does; nil when the children could
+// not be listed.
+func (c *ChildrenRead) Wait() map[int]PaneProc {
+	<-c.listed
+	c.work()
+	<-c.done
+	if c.pids == nil {
+		return nil
+	}
+	out := make(map[int]PaneProc, len(c.pids))
+	for i, p := range c.got {
+		if c.okAt[i] {
+			out[p.PID] = p
+		}
+	}
+	return out
 }
 
 // paneProc reads one pane's first process and, through its terminal's

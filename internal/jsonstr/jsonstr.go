@@ -21,12 +21,28 @@ func Marshal(dst []byte, s string) []byte { return appendString(dst, s, false) }
 // readable and valid UTF-8.
 func Text(dst []byte, s string) []byte { return appendString(dst, s, true) }
 
+// plain[c] is set for the ASCII bytes Marshal copies as they are; Text
+// also copies '<', '>' and '&'.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < utf8.RuneSelf; c++ {
+		t[c] = c != '"' && c != '\\' && c != '<' && c != '>' && c != '&'
+	}
+	return t
+}()
+
 func appendString(dst []byte, s string, text bool) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Runs of plain bytes are most of any text: one table lookup each.
+		for i < len(s) && plain[s[i]] {
+			i++
+		}
+		if i == len(s) {
+			break
+		}
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (text || c != '<' && c != '>' && c != '&') {
+			if text && (c == '<' || c == '>' || c == '&') {
 				i++
 				continue
 			}

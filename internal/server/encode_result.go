@@ -186,9 +186,22 @@ func encodeResult(res *mcp.CallToolResult) (raw []byte, ok bool) {
 
 // scanJSON reports whether b (valid JSON, as our encoders make it) has no
 // whitespace outside its strings (compact: what compacting leaves as it
-// is; empty b is compact), and whether it holds a byte HTML escaping may
-// change ('<', '>', '&', or the first byte of U+2028 and U+2029).
+// is; empty b is compact), and if so whether it holds a byte HTML escaping
+// may change ('<', '>', '&', or the first byte of U+2028 and U+2029). Most
+// answers hold no whitespace byte at all, which a search for each byte
+// tells at memory speed (a 230 KB pane list in ~0.05 ms instead of ~0.4).
 func scanJSON(b []byte) (compact, html bool) {
+	html = bytes.IndexByte(b, '<') >= 0 || bytes.IndexByte(b, '>') >= 0 || bytes.IndexByte(b, '&') >= 0 || bytes.IndexByte(b, 0xE2) >= 0
+	if bytes.IndexByte(b, ' ') < 0 && bytes.IndexByte(b, '\t') < 0 && bytes.IndexByte(b, '\n') < 0 && bytes.IndexByte(b, '\r') < 0 {
+		// No whitespace anywhere. (An open string would make b invalid,
+		// which the SDK's own check of the encoding refuses.)
+		return true, html
+	}
+	return scanJSONSlow(b)
+}
+
+// scanJSONSlow is scanJSON byte by byte.
+func scanJSONSlow(b []byte) (compact, html bool) {
 	in, esc := false, false
 	for _, c := range b {
 		switch {

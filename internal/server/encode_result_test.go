@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -174,6 +175,93 @@ func TestEncodedResultsCarryTheSDKStamp(t *testing.T) {
 		res := e.ok("capture_pane", args, nil)
 		if _, ok := res.Meta[mcp.MetaKeyServerInfo]; !ok || res.Meta["fastmcp"] == nil {
 			t.Errorf("capture_pane %v (%d bytes): _meta %v", args, len(text(res)), res.Meta)
+		}
+	}
+}
+
+// benchPaneList is a 500-pane list_panes answer as the e2e benchmark's
+// server gives it (half shells, half sleep, ten panes a window).
+func benchPaneList() paneList {
+	s := func(v string) *string { return &v }
+	i := func(v int) *int { return &v }
+	b := func(v bool) *bool { return &v }
+	var l paneList
+	for n := range 500 {
+		cmd := "bash"
+		if n%2 == 1 {
+			cmd = "sleep"
+		}
+		l = append(l, PaneInfoForeground{PaneInfo: PaneInfo{
+			PaneEdges: PaneEdges{PaneLeft: i(n % 3 * 27), PaneTop: i(n % 4 * 6), PaneRight: i(n%3*27 + 25), PaneBottom: i(n%4*6 + 4), PaneAtLeft: b(n%3 == 0),
+				PaneAtRight: b(n%3 == 2), PaneAtTop: b(n%4 == 0), PaneAtBottom: b(n%4 == 3), PaneTTY: s("/dev/pts/" + strconv.Itoa(n+3))},
+			IsCaller: b(false), PaneActive: s("0"), PaneCurrentCommand: s(cmd), PaneCurrentPath: s("/work/wt-listpanes2/e2e"),
+			PaneHeight: s("5"), PaneID: "%" + strconv.Itoa(n), PaneIndex: s(strconv.Itoa(n % 10)), PanePID: s(strconv.Itoa(100000 + n)), PaneTitle: s("vm"), PaneWidth: s("26"),
+			SessionID: s("$0"), WindowID: s("@" + strconv.Itoa(n/10)),
+		}})
+	}
+	return l
+}
+
+// BenchmarkEncodePaneList is what a 500-pane list_panes answer costs
+// between the handler's return and the transport: the result built
+// (buildResult) and its encoding made (encodeResult).
+func BenchmarkEncodePaneList(b *testing.B) {
+	l := benchPaneList()
+	b.Run("build", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := buildResult(l, true); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	res, err := buildResult(l, true)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("encode", func(b *testing.B) {
+		for b.Loop() {
+			if _, ok := encodeResult(res); !ok {
+				b.Fatal("not encoded")
+			}
+		}
+	})
+}
+
+// TestScanJSON: scanJSON's answer is the byte-by-byte scan's (whether b is
+// compact, and if so whether it holds HTML characters), whether or
+// not b holds whitespace (its fast path is for b without any), for every
+// kind of byte HTML escaping changes and for whitespace inside and
+// outside strings, after escaped quotes and backslashes.
+func TestScanJSON(t *testing.T) {
+	for _, tc := range []struct {
+		b             string
+		compact, html bool
+	}{
+		{``, true, false},
+		{`{"a":1}`, true, false},
+		{`{"a":"<"}`, true, true},
+		{`{"a":">"}`, true, true},
+		{`{"a":"&"}`, true, true},
+		{"{\"a\":\"\u2028\"}", true, true},
+		{"{\"a\":\"é\"}", true, false},
+		{`{"a": 1}`, false, false},
+		{"{\"a\":1}\n", false, false},
+		{"[1,\t2]", false, false},
+		{"{\"a\":1,\r\"b\":2}", false, false},
+		{`{"a":"x y"}`, true, false},
+		{`{"a":"x \" y"}`, true, false},
+		{`{"a":"x \\"}, "b":1}`, false, false},
+		{`{"a":"x \\\" y <"}`, true, true},
+		{`["with space", "<b>"]`, false, false},
+		{`["with space","<b>"]`, true, true},
+	} {
+		// html says something only of a compact b.
+		compact, html := scanJSON([]byte(tc.b))
+		if compact != tc.compact || compact && html != tc.html {
+			t.Errorf("scanJSON(%q) = %v, %v; want %v, %v", tc.b, compact, html, tc.compact, tc.html)
+		}
+		if c, h := scanJSONSlow([]byte(tc.b)); c != compact || compact && h != html {
+			t.Errorf("scanJSON(%q) = %v, %v; byte by byte %v, %v", tc.b, compact, html, c, h)
 		}
 	}
 }

@@ -167,32 +167,41 @@ func smallestCut(full int, pl plan, build func(p int) *mcp.CallToolResult) *mcp.
 // exactly as encoding/json writes it (HTML-safe, as the SDK encodes): it
 // is counted, not encoded, since partsSize runs on every large result.
 func jsonLen(s string) int {
-	n := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
-				n += 2
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				n += 6 // \u00XX
-			default:
-				n++
-			}
-			i++
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		e := jsonExtra[s[i]]
+		if e < nonASCII {
+			n += int(e)
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1, r == '\u2028', r == '\u2029':
-			n += 6 // \ufffd for an invalid byte, \u2028, \u2029
-		default:
-			n += size
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			n += 6 - size // \ufffd for an invalid byte, \u2028, \u2029
 		}
-		i += size
+		i += size - 1
 	}
 	return n
 }
+
+// jsonExtra is how many bytes more than one an ASCII byte takes in a JSON
+// string (\" \\ \b \f \n \r \t one, other control characters and the HTML
+// characters five: \u00XX), nonASCII for the first byte of anything else:
+// one lookup a byte.
+var jsonExtra = func() (t [256]uint8) {
+	for c := range t {
+		switch {
+		case c >= utf8.RuneSelf:
+			t[c] = nonASCII
+		case c == '"' || c == '\\' || c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t':
+			t[c] = 1
+		case c < 0x20 || c == '<' || c == '>' || c == '&':
+			t[c] = 5
+		}
+	}
+	return t
+}()
+
+const nonASCII = 0xFF
 
 // structuredCost is what s costs inside structured content: encoded in
 // the structured JSON, and that encoding encoded again in its text copy.

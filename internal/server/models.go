@@ -45,19 +45,66 @@ type PaneEdges struct {
 
 // paneEdges reads a pane's geometry from a row of edgeFields (or of any
 // field list with the edges).
-func paneEdges(r tmux.Row) PaneEdges {
+func paneEdges(r tmux.Row) PaneEdges { return paneEdgesIn(r, new(paneVals)) }
+
+// paneEdgesIn is paneEdges with its values held in v.
+func paneEdgesIn(r tmux.Row, v *paneVals) PaneEdges {
 	deriveEdges(r)
 	return PaneEdges{
-		PaneLeft:     intp(r, "pane_left"),
-		PaneTop:      intp(r, "pane_top"),
-		PaneRight:    intp(r, "pane_right"),
-		PaneBottom:   intp(r, "pane_bottom"),
-		PaneAtLeft:   boolp(r, "pane_at_left"),
-		PaneAtRight:  boolp(r, "pane_at_right"),
-		PaneAtTop:    boolp(r, "pane_at_top"),
-		PaneAtBottom: boolp(r, "pane_at_bottom"),
-		PaneTTY:      strp(r, "pane_tty"),
+		PaneLeft:     v.int(r, "pane_left"),
+		PaneTop:      v.int(r, "pane_top"),
+		PaneRight:    v.int(r, "pane_right"),
+		PaneBottom:   v.int(r, "pane_bottom"),
+		PaneAtLeft:   v.bool(r, "pane_at_left"),
+		PaneAtRight:  v.bool(r, "pane_at_right"),
+		PaneAtTop:    v.bool(r, "pane_at_top"),
+		PaneAtBottom: v.bool(r, "pane_at_bottom"),
+		PaneTTY:      v.str(r, "pane_tty"),
 	}
+}
+
+// paneVals holds the values a PaneInfo's fields point to: one allocation
+// per pane instead of one per field (twenty; 10,000 in a 500-pane
+// listing, most of its garbage). Each method is strp, intp or boolp,
+// taking the next slot.
+type paneVals struct {
+	s          [12]string
+	n          [4]int
+	b          [5]bool
+	ns, nn, nb int
+}
+
+func (v *paneVals) str(r tmux.Row, k string) *string {
+	x, ok := r[k]
+	if !ok || x == "" || v.ns == len(v.s) {
+		return strp(r, k)
+	}
+	p := &v.s[v.ns]
+	*p = x
+	v.ns++
+	return p
+}
+
+func (v *paneVals) int(r tmux.Row, k string) *int {
+	x, err := strconv.Atoi(r[k])
+	if err != nil || v.nn == len(v.n) {
+		return intp(r, k)
+	}
+	p := &v.n[v.nn]
+	*p = x
+	v.nn++
+	return p
+}
+
+func (v *paneVals) bool(r tmux.Row, k string) *bool {
+	x := r[k]
+	if x != "0" && x != "1" || v.nb == len(v.b) {
+		return boolp(r, k)
+	}
+	p := &v.b[v.nb]
+	*p = x == "1"
+	v.nb++
+	return p
 }
 
 // edgeFields are what tmux is asked for a pane's geometry. pane_right,
@@ -101,20 +148,21 @@ var paneFields = append(append([]string{"pane_id", "pane_index"}, edgeFields...)
 	"socket_path", "pane_current_command", "pane_current_path")
 
 func (s *Server) paneInfo(r tmux.Row) PaneInfo {
+	v := new(paneVals)
 	return PaneInfo{
-		PaneEdges:          paneEdges(r),
+		PaneEdges:          paneEdgesIn(r, v),
 		IsCaller:           s.isCaller(r["pane_id"], r["socket_path"]),
-		PaneActive:         strp(r, "pane_active"),
-		PaneCurrentCommand: strp(r, "pane_current_command"),
-		PaneCurrentPath:    strp(r, "pane_current_path"),
-		PaneHeight:         strp(r, "pane_height"),
+		PaneActive:         v.str(r, "pane_active"),
+		PaneCurrentCommand: v.str(r, "pane_current_command"),
+		PaneCurrentPath:    v.str(r, "pane_current_path"),
+		PaneHeight:         v.str(r, "pane_height"),
 		PaneID:             r["pane_id"],
-		PaneIndex:          strp(r, "pane_index"),
-		PanePID:            strp(r, "pane_pid"),
-		PaneTitle:          strp(r, "pane_title"),
-		PaneWidth:          strp(r, "pane_width"),
-		SessionID:          strp(r, "session_id"),
-		WindowID:           strp(r, "window_id"),
+		PaneIndex:          v.str(r, "pane_index"),
+		PanePID:            v.str(r, "pane_pid"),
+		PaneTitle:          v.str(r, "pane_title"),
+		PaneWidth:          v.str(r, "pane_width"),
+		SessionID:          v.str(r, "session_id"),
+		WindowID:           v.str(r, "window_id"),
 	}
 }
 

@@ -42,11 +42,11 @@ var derivedFields = []string{"pane_current_command", "pane_current_path", "socke
 	"pane_at_right", "pane_at_top", "pane_at_bottom", "pane_index", "pane_active"}
 
 // windowRowFields are asked once per window of a listing of the server or
-// of a session (#{pane_id} there is the window's active pane), with the
-// server's pid and socket path (the free-form path last), so the listing
-// is two commands.
+// of a session (#{pane_id} there is the window's active pane), with its
+// session, its layout (panes_layout.go) and the server's pid and socket
+// path (the free-form path last), so the listing is two commands.
 var windowRowFields = []string{"window_id", "window_width", "window_height", "pane-base-index", "pane_id",
-	"pane-border-status", "pid", "socket_path"}
+	"pane-border-status", "session_id", "window_zoomed_flag", "window_layout", "pid", "socket_path"}
 
 // windowScopeFields are what a listing of one window asks per pane instead
 // of a window row: the fields windowEdges and paneIndexes compute, and the
@@ -69,12 +69,10 @@ func windowsOf(scope []string) tmux.Command {
 }
 
 // windowEdges adds to a pane's row what tmux computes from its window
-// (format.c, 3.3a): pane_active is whether it is the window's active pane;
-// pane_at_right is xoff+sx == the window's width;
-// pane_at_top is yoff == 0, or yoff == 1 under a top pane-border-status;
-// pane_at_bottom is yoff+sy == the window's height, less one under a
-// bottom pane-border-status. A field the row has already (asked for by a
-// filter) is kept; a row whose window or geometry is unknown gets none.
+// (format.c, 3.3a): pane_active is whether it is the window's active pane,
+// and its edges against the window's (atRight, atTop, atBottom). A field
+// the row has already (asked for by a filter) is kept; a row whose window
+// or geometry is unknown gets none.
 func windowEdges(r, w tmux.Row) {
 	left, errL := strconv.Atoi(r["pane_left"])
 	top, errT := strconv.Atoi(r["pane_top"])
@@ -82,32 +80,54 @@ func windowEdges(r, w tmux.Row) {
 	height, errH := strconv.Atoi(r["pane_height"])
 	ww, errWW := strconv.Atoi(w["window_width"])
 	wh, errWH := strconv.Atoi(w["window_height"])
-	flag := func(b bool) string {
-		if b {
-			return "1"
-		}
-		return "0"
-	}
-	set := func(k string, ok bool, v func() string) {
+	set := func(k string, ok bool, v func() bool) {
 		if _, have := r[k]; !have && ok {
-			r[k] = v()
+			r[k] = flag(v())
 		}
 	}
 	status := w["pane-border-status"]
-	set("pane_at_right", errL == nil && errW == nil && errWW == nil, func() string { return flag(left+width == ww) })
-	set("pane_at_top", errT == nil && w != nil, func() string {
-		if status == "top" {
-			return flag(top == 1)
+	set("pane_at_right", errL == nil && errW == nil && errWW == nil, func() bool { return atRight(left, width, ww) })
+	set("pane_at_top", errT == nil && w != nil, func() bool { return atTop(top, status) })
+	set("pane_at_bottom", errT == nil && errH == nil && errWH == nil, func() bool { return atBottom(top, height, wh, status) })
+	set("pane_active", w["pane_id"] != "", func() bool { return r["pane_id"] == w["pane_id"] })
+}
+
+// hasAll reports whether r has every one of fields.
+func hasAll(r tmux.Row, fields ...string) bool {
+	for _, f := range fields {
+		if _, ok := r[f]; !ok {
+			return false
 		}
-		return flag(top == 0)
-	})
-	set("pane_at_bottom", errT == nil && errH == nil && errWH == nil, func() string {
-		if status == "bottom" {
-			return flag(top+height == wh-1)
-		}
-		return flag(top+height == wh)
-	})
-	set("pane_active", w["pane_id"] != "", func() string { return flag(r["pane_id"] == w["pane_id"]) })
+	}
+	return true
+}
+
+// atRight is #{pane_at_right}: xoff+sx is the window's width.
+func atRight(left, width, windowWidth int) bool { return left+width == windowWidth }
+
+// atTop is #{pane_at_top}: yoff is 0, or 1 under a top pane-border-status.
+func atTop(top int, status string) bool {
+	if status == "top" {
+		return top == 1
+	}
+	return top == 0
+}
+
+// atBottom is #{pane_at_bottom}: yoff+sy is the window's height, less one
+// under a bottom pane-border-status.
+func atBottom(top, height, windowHeight int, status string) bool {
+	if status == "bottom" {
+		return top+height == windowHeight-1
+	}
+	return top+height == windowHeight
+}
+
+// flag is a format flag's value.
+func flag(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
 }
 
 // paneIndexes adds to rows, as list-panes gives them (each window's panes
@@ -152,42 +172,37 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 	}
 	// The whole server: its children are read while tmux answers, when
 	// its pid is known before (the control connection's server, or the one
-	// the last listing met; the answer's own pid decides either way).
-	var early chan map[int]foreground.PaneProc
+	// the last listing met; the answer's own pid decides either way), and
+	// this goroutine joins the read once its own part of the rows is done.
+	var early *foreground.ChildrenRead
 	hint := c.serverPIDHint(sock)
 	if hint > 0 && slices.Equal(scope, []string{"-a"}) {
-		early = make(chan map[int]foreground.PaneProc, 1)
-		go func() { early <- foreground.ReadServerChildren(hint, c.fgOptions) }()
+		early = foreground.StartServerChildren(hint, c.fgOptions)
 	}
 	perWindow := byWindowRows(scope)
-	if !perWindow {
-		fields = append(slices.DeleteFunc(slices.Clone(fields), func(f string) bool {
-			return slices.Contains(windowScopeFields, f)
-		}), windowScopeFields...)
+	rows, wins, err := c.listPanesAt(ctx, sock, scope, fields, perWindow, true)
+	if err != nil {
+		return nil, err
 	}
-	cmds := []tmux.Command{append(tmux.Command{"list-panes"}, append(slices.Clone(scope), "-F", tmux.Format(fields...))...)}
 	if perWindow {
-		cmds = append(cmds, windowsOf(scope))
-	}
-	outs, err := c.tmux.Run(ctx, sock, cmds...)
-	var procs map[int]foreground.PaneProc
-	if early != nil {
-		procs = <-early
-	}
-	if err != nil {
-		return nil, err
-	}
-	rows, err := tmux.ParseRows(outs[0], fields)
-	if err != nil {
-		return nil, err
+		zoomed, ok := layoutPanes(rows, wins)
+		if ok && len(zoomed) > 0 {
+			ok, err = c.zoomedGeometry(ctx, sock, scope, zoomed)
+		}
+		if err == nil && !ok {
+			// A layout that does not account for its panes, or a zoomed
+			// window changed in between: tmux is asked for the layout
+			// fields per pane.
+			c.layoutAsked.Add(1)
+			rows, wins, err = c.listPanesAt(ctx, sock, scope, fields, perWindow, false)
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 	server := tmux.Row{}
 	byWindow := map[string]tmux.Row{}
 	if perWindow {
-		wins, err := tmux.ParseRows(outs[1], windowRowFields)
-		if err != nil {
-			return nil, err
-		}
 		for _, w := range wins {
 			byWindow[w["window_id"]] = w
 		}
@@ -202,16 +217,19 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 	if serverPID > 0 {
 		c.pidHints.Store(sock.String(), serverPID)
 	}
-	if hint != serverPID {
-		procs = nil // another server than the one read early
-	}
 	rows = tmux.DedupeBy(c.scopeRows(rows, "pane_id"), "pane_id")
-	var missing []int
 	for _, r := range rows {
 		r["socket_path"] = server["socket_path"]
-		if perWindow {
+		if perWindow && !hasAll(r, "pane_at_right", "pane_at_top", "pane_at_bottom", "pane_active") {
 			windowEdges(r, byWindow[r["window_id"]])
 		}
+	}
+	var procs map[int]foreground.PaneProc
+	if early != nil && hint == serverPID { // else another server than the one read early
+		procs = early.Wait()
+	}
+	var missing []int
+	for _, r := range rows {
 		if pid, err := strconv.Atoi(r["pane_pid"]); err == nil {
 			if _, ok := procs[pid]; !ok {
 				missing = append(missing, pid)
@@ -245,6 +263,42 @@ func (c *Call) listPaneRows(ctx context.Context, sock tmux.Socket, scope []strin
 		}
 	}
 	return rows, nil
+}
+
+// listPanesAt runs the listing of scope with fields per pane, in one
+// command list with the scope's window rows when perWindow. With
+// fromLayout, the layout fields are not asked per pane (layoutAsk: see
+// layoutPanes). Rows are as tmux gave them, duplicates and all.
+func (c *Call) listPanesAt(ctx context.Context, sock tmux.Socket, scope, fields []string, perWindow, fromLayout bool) (rows, wins []tmux.Row, err error) {
+	if !perWindow {
+		fields = append(slices.DeleteFunc(slices.Clone(fields), func(f string) bool {
+			return slices.Contains(windowScopeFields, f)
+		}), windowScopeFields...)
+	} else if fromLayout {
+		fields = layoutAsk(fields)
+	}
+	cmds := []tmux.Command{append(tmux.Command{"list-panes"}, append(slices.Clone(scope), "-F", tmux.Format(fields...))...)}
+	if perWindow {
+		cmds = append(cmds, windowsOf(scope))
+	}
+	outs, err := c.tmux.Run(ctx, sock, cmds...)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Room for what is added to each row: the rest of paneFields, and the
+	// edges deriveEdges computes.
+	if rows, err = tmux.ParseRowsRoom(outs[0], fields, len(paneFields)+3-len(fields)); err != nil {
+		return nil, nil, err
+	}
+	if perWindow {
+		if wins, err = tmux.ParseRows(outs[1], windowRowFields); err != nil {
+			return nil, nil, err
+		}
+		if c.testWindowRows != nil {
+			c.testWindowRows(wins)
+		}
+	}
+	return rows, wins, nil
 }
 
 // currentFromOS reports whether a listing with fields may read the current

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"slices"
 	"strconv"
 )
 
@@ -26,9 +27,7 @@ func marshalResult(v any) ([]byte, error) {
 }
 
 func (l paneList) appendJSON(b []byte) ([]byte, error) {
-	if b == nil {
-		b = make([]byte, 0, 512*len(l)+2)
-	}
+	b = slices.Grow(b, 512*len(l)+3)
 	if l == nil {
 		return append(b, "null"...), nil
 	}

@@ -396,16 +396,27 @@ func buildResult(out any, wrap bool) (*mcp.CallToolResult, error) {
 		if v := reflect.ValueOf(out); v.Kind() == reflect.Slice && v.IsNil() {
 			out = reflect.MakeSlice(v.Type(), 0, 0).Interface()
 		}
-		raw, err := marshalResult(out)
+		// The list is encoded once: {"result": value} is its encoding
+		// with the key around it, byte for byte what encoding the map
+		// would give.
+		const key = `{"result":`
+		if ja, ok := out.(jsonAppender); ok {
+			// Appended after the key: one buffer fewer (a 500-pane list
+			// is 230 KB).
+			b, err := ja.appendJSON([]byte(key))
+			if err != nil {
+				return nil, err
+			}
+			text, structured = string(b[len(key):]), append(b, '}')
+			break
+		}
+		raw, err := marshalJSON(out)
 		if err != nil {
 			return nil, err
 		}
 		text = string(raw)
-		// The list is encoded once: {"result": value} is its encoding
-		// with the key around it, byte for byte what encoding the map
-		// would give.
 		structured = make([]byte, 0, len(raw)+len(`{"result":}`))
-		structured = append(append(append(structured, `{"result":`...), raw...), '}')
+		structured = append(append(append(structured, key...), raw...), '}')
 	}
 	if structured == nil {
 		var err error

@@ -71,6 +71,11 @@ type Server struct {
 	// currentRead and currentAsked count the panes whose current command
 	// and path a listing read from the OS, and those it asked tmux for.
 	currentRead, currentAsked atomic.Int64
+	// layoutAsked counts the listings whose window layouts did not
+	// account for their panes (panes_layout.go); testWindowRows, when
+	// set, edits a listing's window rows before they are used (tests).
+	layoutAsked    atomic.Int64
+	testWindowRows func([]tmux.Row)
 
 	// splice is the transport's hold for encoded results (SetSplicer).
 	splice func([]byte) []byte

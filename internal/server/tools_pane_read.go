@@ -75,7 +75,7 @@ func paneReadTools() []*Tool {
 			if err != nil {
 				return nil, notFoundAs(err, scopeKind(scope), scopeName(scope))
 			}
-			out := paneList{}
+			out := make(paneList, 0, len(rows))
 			for _, r := range rows {
 				if matchFilters(r, fs) {
 					out = append(out, c.paneInfoForeground(ctx, sock, r, a.ForegroundArg))

@@ -397,6 +397,7 @@ type layoutCell struct {
 	w, h, x, y int
 	kind       byte // 0 leaf, '{' left-right, '[' top-bottom
 	kids       []*layoutCell
+	pane       int // a leaf's pane id number (%N); -1 when it has none
 }
 
 // consistent reports whether every cell is between 1 and 10000 cells wide
@@ -475,7 +476,7 @@ func (p *layoutParser) lit(c byte) bool {
 }
 
 func (p *layoutParser) cell(depth int) (*layoutCell, bool) {
-	c := &layoutCell{}
+	c := &layoutCell{pane: -1}
 	var ok1, ok2, ok3, ok4 bool
 	if depth > 32 {
 		return nil, false
@@ -500,11 +501,17 @@ func (p *layoutParser) cell(depth int) (*layoutCell, bool) {
 		c.kind, end = '[', ']'
 	case p.lit(','):
 		save := p.i - 1
-		if _, ok := p.num(); !ok {
+		start := p.i
+		for p.i < len(p.s) && p.s[p.i] >= '0' && p.s[p.i] <= '9' {
+			p.i++
+		}
+		if p.i == start || p.i-start > 9 {
 			return nil, false
 		}
 		if p.lit('x') { // no pane id: that was the next cell's width
 			p.i = save
+		} else {
+			c.pane, _ = strconv.Atoi(p.s[start:p.i])
 		}
 		return c, true
 	default:

@@ -38,6 +38,14 @@ type Row map[string]string
 // error rather than a panic. The output is copied once and every value is
 // a slice of that copy: a 500-pane listing is 12,000 values.
 func ParseRows(out []byte, fields []string) ([]Row, error) {
+	return ParseRowsRoom(out, fields, 0)
+}
+
+// ParseRowsRoom is ParseRows for a caller that adds room more fields to
+// each row: each map is made with room for them, so adding them does not
+// grow it (a 500-pane listing that derives a dozen fields per pane would
+// otherwise rehash every row's map twice).
+func ParseRowsRoom(out []byte, fields []string, room int) ([]Row, error) {
 	text := string(out)
 	i := strings.Index(text, rowStart)
 	if i < 0 {
@@ -48,7 +56,7 @@ func ParseRows(out []byte, fields []string) ([]Row, error) {
 	for {
 		row, rest, more := strings.Cut(text, rowStart)
 		row = strings.TrimSuffix(row, "\n")
-		r := make(Row, len(fields))
+		r := make(Row, len(fields)+room)
 		for k, f := range fields {
 			if k == len(fields)-1 {
 				r[f] = row // the last field absorbs any extra separators
