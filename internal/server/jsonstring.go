@@ -3,6 +3,8 @@ package server
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"strconv"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -53,14 +55,58 @@ type member struct {
 }
 
 // UnmarshalJSON gets the member's bytes as they are in the input (the
-// input is valid JSON: json.Unmarshal checks it whole first).
+// input is valid JSON: json.Unmarshal checks it whole first). A value
+// holding a number beyond float64's range is refused, so that decodeObject
+// decodes the object as encoding/json does: a later member with the same
+// name replaces this one in the map, and without this check the error
+// encoding/json gives for the number would be lost with it.
 func (m *member) UnmarshalJSON(b []byte) error {
 	if len(b) > 0 && b[0] == '"' {
 		m.str, m.s = true, unquote(b)
 		return nil
 	}
+	if hugeNumber(b) {
+		return errHugeNumber
+	}
 	m.raw = b
 	return nil
+}
+
+var errHugeNumber = errors.New("a number beyond float64's range")
+
+// hugeNumber reports whether the valid JSON b holds, outside its strings,
+// a number strconv.ParseFloat cannot hold in a float64. Only a number with
+// an exponent or of 309 digits or more can be that large.
+func hugeNumber(b []byte) bool {
+	in, esc := false, false
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case in:
+			if esc {
+				esc = false
+			} else if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				in = false
+			}
+		case c == '"':
+			in = true
+		case c == '-' || c >= '0' && c <= '9':
+			j := i
+			for j < len(b) && (b[j] == '-' || b[j] == '+' || b[j] == '.' || b[j] == 'e' || b[j] == 'E' || b[j] >= '0' && b[j] <= '9') {
+				j++
+			}
+			tok := b[i:j]
+			if j-i >= 309 || bytes.ContainsAny(tok, "eE") {
+				if _, err := strconv.ParseFloat(string(tok), 64); err != nil {
+					return true
+				}
+			}
+			i = j - 1
+		}
+	}
+	return false
 }
 
 func decodeValue(b []byte, numbers bool) (any, error) {

@@ -24,6 +24,7 @@ func referenceDecode(raw []byte, numbers bool) (any, error) {
 }
 
 var decodeCases = []string{
+	`{"":1e700,"":0}`, `{"a":[1,{"b":-2E+400}],"a":0}`, `{"a":"1e700","a":1}`, `{"a":1e308,"a":2}`,
 	`{}`, `null`, `[1,"a"]`, `"top"`, `12.50`, ` {"a":1} `,
 	`{"content":"plain"}`,
 	`{"content":"line\nnext\ttab \"q\" back\\slash \/ \b\f\r"}`,
