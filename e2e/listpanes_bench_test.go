@@ -55,22 +55,7 @@ func BenchmarkListPanesWholeServer(b *testing.B) {
 	}
 	panes := 1
 	grow := func(want int) {
-		for panes < want {
-			args := []string{"new-window", "-d", "-t", "main"}
-			for p := 0; p < 10 && panes < want; p++ {
-				if p > 0 {
-					args = append(args, ";", "split-window", "-d", "-t", "main:{end}")
-				}
-				if panes%2 == 1 {
-					args = append(args, "sleep", "100000")
-				}
-				if p > 0 {
-					args = append(args, ";", "select-layout", "-t", "main:{end}", "tiled")
-				}
-				panes++
-			}
-			ts.MustRun(args...)
-		}
+		panes = ts.GrowPanes(panes, want)
 		time.Sleep(time.Duration(want) * 2 * time.Millisecond) // the shells start
 	}
 	const (

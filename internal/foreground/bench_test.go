@@ -114,23 +114,7 @@ func BenchmarkReadServerChildren(b *testing.B) {
 		b.Skip("linux")
 	}
 	s := tmuxtest.New(b)
-	panes := 1
-	for panes < 500 {
-		args := []string{"new-window", "-d", "-t", "main"}
-		for p := 0; p < 10 && panes < 500; p++ {
-			if p > 0 {
-				args = append(args, ";", "split-window", "-d", "-t", "main:{end}")
-			}
-			if panes%2 == 1 {
-				args = append(args, "sleep", "100000")
-			}
-			if p > 0 {
-				args = append(args, ";", "select-layout", "-t", "main:{end}", "tiled")
-			}
-			panes++
-		}
-		s.MustRun(args...)
-	}
+	s.GrowPanes(1, 500)
 	server, _ := strconv.Atoi(s.MustRun("display-message", "-p", "#{pid}"))
 	var pids []int
 	for _, f := range strings.Fields(s.MustRun("list-panes", "-a", "-F", "#{pane_pid}")) {

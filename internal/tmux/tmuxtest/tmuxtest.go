@@ -240,3 +240,27 @@ func WaitFor(t testing.TB, timeout time.Duration, cond func() bool) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// GrowPanes adds windows to session "main" until the server has want
+// panes, given that it has have: windows of ten tiled panes, every other
+// pane a `sleep` and the rest the default shell, the grid the list_panes
+// benchmarks measure. It returns the new count (want, or have if more).
+func (s *Server) GrowPanes(have, want int) int {
+	for have < want {
+		args := []string{"new-window", "-d", "-t", "main"}
+		for p := 0; p < 10 && have < want; p++ {
+			if p > 0 {
+				args = append(args, ";", "split-window", "-d", "-t", "main:{end}")
+			}
+			if have%2 == 1 {
+				args = append(args, "sleep", "100000")
+			}
+			if p > 0 {
+				args = append(args, ";", "select-layout", "-t", "main:{end}", "tiled")
+			}
+			have++
+		}
+		s.MustRun(args...)
+	}
+	return have
+}
