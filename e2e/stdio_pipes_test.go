@@ -105,18 +105,9 @@ func TestStdioSocketsRestored(t *testing.T) {
 		t.Cleanup(func() { server.Close(); client.Close() })
 		return server, client
 	}
-	flags := func(f *os.File) int {
-		raw, err := f.SyscallConn()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var fl int
-		_ = raw.Control(func(fd uintptr) {
-			r, _, _ := syscall.Syscall(syscall.SYS_FCNTL, fd, syscall.F_GETFL, 0)
-			fl = int(r)
-		})
-		return fl
-	}
+	// The descriptions' flags, read through this process's copies of the
+	// server's ends.
+	flags := func(f *os.File) int { return fdFlags(t, os.Getpid(), strconv.Itoa(int(f.Fd()))) }
 	ts := tmuxtest.New(t)
 	inServer, inClient := pair()
 	outServer, outClient := pair()
